@@ -1,0 +1,146 @@
+# myapp-operator. `make help` lists the targets.
+#
+# Every tool is built from the Go module proxy into bin/, once per version: no Docker, no
+# downloaded binaries. Each tool has its own module under hack/tools/<tool>/, whose go.mod
+# is the one place its version is pinned; the file names below carry that version, so a
+# bump rebuilds the tool and a second run costs nothing.
+
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+# The operator's version; the bundle and the catalog take it from here.
+VERSION ?= 0.2.0
+IMAGE_TAG_BASE ?= example.com/myapp-operator
+IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
+CONTAINER_TOOL ?= docker
+
+LOCALBIN ?= $(CURDIR)/bin
+$(LOCALBIN):
+	mkdir -p $@
+
+# tool-version reads the version a hack/tools module pins: $(call tool-version,dir,module).
+tool-version = $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(2)" && $$(i+1) ~ /^v/) { print $$(i+1); exit } }' hack/tools/$(1)/go.mod)
+# go-build-tool builds a package of a tools module: $(call go-build-tool,dir,output,package[,flags]).
+define go-build-tool
+@echo "Building $(notdir $(2)) from the Go module proxy (once per version)"
+cd hack/tools/$(1) && go build $(4) -o $(2) $(3)
+endef
+
+CONTROLLER_TOOLS_VERSION := $(call tool-version,controller-gen,sigs.k8s.io/controller-tools)
+KUSTOMIZE_VERSION := $(call tool-version,kustomize,sigs.k8s.io/kustomize/kustomize/v5)
+KUBERNETES_VERSION := $(call tool-version,kubernetes,k8s.io/kubernetes)
+ETCD_VERSION := $(call tool-version,etcd,go.etcd.io/etcd/server/v3)
+KWOK_VERSION := $(call tool-version,kwok,sigs.k8s.io/kwok)
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
+
+# The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
+# manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
+K8S_BIN ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)-etcd$(ETCD_VERSION)
+KUBECTL ?= $(K8S_BIN)/kubectl
+# A KUBEBUILDER_ASSETS the user set (e.g. from setup-envtest) is used as it is.
+ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
+KUBEBUILDER_ASSETS := $(K8S_BIN)
+ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd
+endif
+export KUBEBUILDER_ASSETS
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and the ClusterRole from the markers in api/ and internal/.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+FUZZTIME ?= 10s
+.PHONY: test
+test: manifests generate fmt vet $(ENVTEST_DEPS) ## Unit tests, integration tests on envtest (real kube-apiserver and etcd), a short fuzz run.
+	go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
+
+.PHONY: bench
+bench: ## Benchmarks of the pure builders and the status computation.
+	go test ./internal/... -run '^$$' -bench . -benchmem
+
+.PHONY: verify
+verify: manifests generate fmt ## Fail when regenerating changes any committed file.
+	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
+		echo "Generated files are out of date; run 'make manifests generate fmt' (and 'make bundle') and commit:"; \
+		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the manager binary.
+	go build -o bin/manager cmd/main.go
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the operator on this machine against the current kubeconfig.
+	go run ./cmd/main.go
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a container tool).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image.
+	$(CONTAINER_TOOL) push $(IMG)
+
+##@ Deployment
+
+ignore-not-found ?= false
+
+.PHONY: install
+install: manifests $(KUSTOMIZE) $(KUBECTL) ## Install the CRD into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests $(KUSTOMIZE) $(KUBECTL) ## Remove the CRD (and every MyApp) from the cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests $(KUSTOMIZE) $(KUBECTL) ## Deploy the operator with kustomize (image IMG).
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: $(KUSTOMIZE) $(KUBECTL) ## Remove the operator deployed with kustomize.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Tools (built from source into bin/)
+
+.PHONY: tools
+tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(KUBECTL) ## Build every tool the tests need.
+
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-build-tool,controller-gen,$@,sigs.k8s.io/controller-tools/cmd/controller-gen)
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
+$(KWOK): | $(LOCALBIN)
+	$(call go-build-tool,kwok,$@,sigs.k8s.io/kwok/cmd/kwok)
+$(K8S_BIN)/etcd:
+	$(call go-build-tool,etcd,$@,.)
+$(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:
+	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@))

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// slowRetry is how often a MyApp blocked by something the user must fix looks again. Such
+// problems are mostly fixed through the MyApp, which triggers a reconcile at once, but not
+// always: a same-named object we do not own carries none of our labels, so no watch reports
+// its deletion, and a quota that refused a child may be raised.
+const slowRetry = time.Minute
+
+// notOwnedError: an object with a child's name exists and the MyApp does not control it.
+type notOwnedError struct{ kind, name string }
+
+func (e *notOwnedError) Error() string {
+	return fmt.Sprintf("%s %s exists and is not owned by this MyApp; the operator leaves it untouched. "+
+		"Delete or rename it, or rename the MyApp", e.kind, e.name)
+}
+
+// applyError: the API server failed a change to a child.
+type applyError struct {
+	kind, name string
+	err        error
+}
+
+func (e *applyError) Error() string { return fmt.Sprintf("applying %s %s: %v", e.kind, e.name, e.err) }
+func (e *applyError) Unwrap() error { return e.err }
+
+// failure is how the reconciler reacts to an error: what the status says and how it retries.
+type failure struct {
+	status.Failure
+	// transient errors are returned to controller-runtime, which retries with backoff.
+	transient bool
+	// retryAfter, when set, schedules one more look without treating the error as transient.
+	retryAfter time.Duration
+}
+
+// classify maps an error to a failure. The messages it puts in the status are stable for a
+// given problem; the raw error goes to the event and the log.
+func classify(err error) failure {
+	var (
+		invalid  *desired.InvalidSpecError
+		notOwned *notOwnedError
+		applyErr *applyError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		return failure{Failure: status.Failure{Reason: status.ReasonInvalidSpec, Message: invalid.Error()}}
+	case errors.As(err, &notOwned):
+		return failure{
+			Failure:    status.Failure{Reason: status.ReasonChildNotOwned, Message: notOwned.Error()},
+			retryAfter: slowRetry,
+		}
+	case errors.As(err, &applyErr) && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)):
+		// The API server or an admission policy refused the child as the MyApp describes it:
+		// retrying the same request cannot help. Its message is stable for the same input.
+		var st apierrors.APIStatus
+		msg := err.Error()
+		if errors.As(err, &st) {
+			msg = st.Status().Message
+		}
+		return failure{
+			Failure: status.Failure{
+				Reason:  status.ReasonChildRejected,
+				Message: fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg),
+			},
+			retryAfter: slowRetry,
+		}
+	case errors.As(err, &applyErr):
+		return failure{
+			Failure: status.Failure{
+				Reason:  status.ReasonApplyFailed,
+				Message: fmt.Sprintf("Could not apply %s %s; retrying", applyErr.kind, applyErr.name),
+			},
+			transient: true,
+		}
+	default:
+		return failure{
+			Failure:   status.Failure{Reason: status.ReasonApplyFailed, Message: "Could not read the MyApp's children; retrying"},
+			transient: true,
+		}
+	}
+}
