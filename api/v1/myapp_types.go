@@ -90,14 +90,14 @@ type ResourceRequirements struct {
 type ResourceList struct {
 	// CPU is a quantity of CPU such as "500m" or "2".
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).sign() >= 0",message="must be a non-negative Kubernetes quantity such as 500m or 2"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).compareTo(quantity('0')) >= 0",message="must be a non-negative Kubernetes quantity such as 500m or 2"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="CPU"
 	CPU string `json:"cpu,omitempty"`
 
 	// Memory is a quantity of memory such as "256Mi" or "1Gi".
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).sign() >= 0",message="must be a non-negative Kubernetes quantity such as 256Mi or 1Gi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).compareTo(quantity('0')) >= 0",message="must be a non-negative Kubernetes quantity such as 256Mi or 1Gi"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Memory"
 	Memory string `json:"memory,omitempty"`

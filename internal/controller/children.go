@@ -23,6 +23,9 @@ import (
 // dropping the field (autoscaling turned on) and the autoscaler first writing it.
 const HandoverFieldOwner = "myapp-operator-handover"
 
+// RepairFieldOwner is the field manager of repairChild's merge patch, removed right after.
+const RepairFieldOwner = "myapp-operator-repair"
+
 // getChild reads the child of the MyApp with the given name into obj. It reports whether the
 // child exists, and fails with a notOwnedError when an object of that name exists that the
 // MyApp does not control. The cache only holds labelled objects, so a miss there is checked
@@ -56,7 +59,15 @@ func (r *MyAppReconciler) applyChild(ctx context.Context, app *examplev1.MyApp, 
 	before := obj.GetResourceVersion()
 	kind := kindOf(r.Scheme(), obj)
 
-	if err := r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	err = r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership)
+	if apierrors.IsInvalid(err) && existed {
+		if rerr := r.repairChild(ctx, cfg, obj); rerr != nil {
+			log.FromContext(ctx).Error(rerr, "Repairing child failed", "kind", kind, "name", name)
+		} else {
+			err = nil
+		}
+	}
+	if err != nil {
 		return &applyError{kind: kind, name: name, err: err}
 	}
 	// The API server's answer was decoded into cfg; read it back as the typed object.
@@ -77,6 +88,45 @@ func (r *MyAppReconciler) applyChild(ctx context.Context, app *examplev1.MyApp, 
 		return nil
 	}
 	log.FromContext(ctx).V(1).Info("Applied child", "kind", kind, "name", name, "created", !existed)
+	return nil
+}
+
+// repairChild brings back a child of ours whose apply the API server rejected because of a
+// hand edit. Server-side apply merges list items by key: when someone changes the key of an
+// item we own (a Service port, a container port), the edited item becomes theirs and ours
+// is added beside it, and the two clash (say, on a port name). A JSON merge patch replaces
+// such lists whole; the forced apply that follows owns every field again; and the repair's
+// own managedFields entry is dropped, so that it does not keep alive fields we later stop
+// sending.
+func (r *MyAppReconciler) repairChild(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(RepairFieldOwner)); err != nil {
+		return fmt.Errorf("merge patch: %w", err)
+	}
+	if err := r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply after merge patch: %w", err)
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return err
+	}
+	var kept []metav1.ManagedFieldsEntry
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != RepairFieldOwner {
+			kept = append(kept, mf)
+		}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"managedFields": kept, "resourceVersion": obj.GetResourceVersion(),
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("dropping the repair's field ownership: %w", err)
+	}
 	return nil
 }
 

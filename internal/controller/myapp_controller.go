@@ -150,4 +150,3 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("myapp").
 		Complete(r)
 }
-

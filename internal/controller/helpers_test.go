@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"encoding/json"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "story-"}}
+	Expect(k8s.Create(suiteCtx, ns)).To(Succeed())
+	return ns.Name
+}
+
+func createMyApp(ns, name string, mutate func(*examplev1.MyApp)) *examplev1.MyApp {
+	app := &examplev1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptrTo(int32(2))},
+	}
+	if mutate != nil {
+		mutate(app)
+	}
+	Expect(k8s.Create(suiteCtx, app)).To(Succeed())
+	return app
+}
+
+// updateMyApp changes the MyApp's spec, retrying on conflicts with the operator's status writes.
+func updateMyApp(app *examplev1.MyApp, mutate func(*examplev1.MyApp)) {
+	Eventually(func() error {
+		if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(app), app); err != nil {
+			return err
+		}
+		mutate(app)
+		return k8s.Update(suiteCtx, app)
+	}).Should(Succeed())
+}
+
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
+
+func getMyApp(ns, name string) func(Gomega) *examplev1.MyApp {
+	return func(g Gomega) *examplev1.MyApp {
+		app := &examplev1.MyApp{}
+		g.Expect(k8s.Get(suiteCtx, key(ns, name), app)).To(Succeed())
+		return app
+	}
+}
+
+func getDeployment(ns, name string) func(Gomega) *appsv1.Deployment {
+	return func(g Gomega) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		g.Expect(k8s.Get(suiteCtx, key(ns, name), d)).To(Succeed())
+		return d
+	}
+}
+
+func getService(ns, name string) func(Gomega) *corev1.Service {
+	return func(g Gomega) *corev1.Service {
+		s := &corev1.Service{}
+		g.Expect(k8s.Get(suiteCtx, key(ns, name), s)).To(Succeed())
+		return s
+	}
+}
+
+func getHPA(ns, name string) func(Gomega) *autoscalingv2.HorizontalPodAutoscaler {
+	return func(g Gomega) *autoscalingv2.HorizontalPodAutoscaler {
+		h := &autoscalingv2.HorizontalPodAutoscaler{}
+		g.Expect(k8s.Get(suiteCtx, key(ns, name), h)).To(Succeed())
+		return h
+	}
+}
+
+// container is the single container of a Deployment's pods.
+func container(g Gomega, d *appsv1.Deployment) corev1.Container {
+	g.Expect(d.Spec.Template.Spec.Containers).To(HaveLen(1))
+	return d.Spec.Template.Spec.Containers[0]
+}
+
+// condition returns the MyApp's condition of that type, failing when it is missing.
+func condition(g Gomega, app *examplev1.MyApp, typ string) metav1.Condition {
+	c := meta.FindStatusCondition(app.Status.Conditions, typ)
+	g.Expect(c).NotTo(BeNil(), "condition %s missing", typ)
+	return *c
+}
+
+// rollOut plays the deployment controller: it reports the Deployment's current spec as fully
+// rolled out and available, through the status subresource.
+func rollOut(ns, name string) {
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, name)(g)
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: want,
+			ReadyReplicas: want, AvailableReplicas: want,
+		}
+		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// ownsField tells whether a field manager owns a field of an object, given as FieldsV1 keys
+// such as "f:spec", "f:replicas".
+func ownsField(obj client.Object, manager string, path ...string) bool {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != manager || mf.FieldsV1 == nil {
+			continue
+		}
+		var node map[string]any
+		if json.Unmarshal(mf.FieldsV1.Raw, &node) != nil {
+			continue
+		}
+		found := true
+		for _, p := range path {
+			next, ok := node[p].(map[string]any)
+			if !ok {
+				found = false
+				break
+			}
+			node = next
+		}
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// eventReasons lists the reasons of the events recorded on the MyApp.
+func eventReasons(g Gomega, app *examplev1.MyApp) []string {
+	list := &eventsv1.EventList{}
+	g.Expect(k8s.List(suiteCtx, list, client.InNamespace(app.Namespace))).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.UID == app.UID {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}

@@ -1,0 +1,323 @@
+package controller
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"time"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+var _ = Describe("A MyApp", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("gets a Deployment and a Service that match its spec, owned by it, and a status", func() {
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.Env = []examplev1.EnvVar{{Name: "MODE", Value: ptrTo("prod")}}
+		})
+
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(2))))
+			c := container(g, d)
+			g.Expect(c.Image).To(Equal("nginx:1.27"))
+			g.Expect(c.Ports).To(ConsistOf(HaveField("ContainerPort", int32(8080))))
+			g.Expect(c.Env).To(ConsistOf(corev1.EnvVar{Name: "MODE", Value: "prod"}))
+			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelManagedBy, desired.ManagedBy))
+			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelInstance, "web"))
+			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelName, "web"))
+			g.Expect(metav1.IsControlledBy(d, app)).To(BeTrue())
+
+			s := getService(ns, "web")(g)
+			g.Expect(s.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+			g.Expect(s.Spec.Ports).To(ConsistOf(And(HaveField("Port", int32(8080)), HaveField("TargetPort", intstr.FromString("http")))))
+			g.Expect(s.Spec.Selector).To(Equal(desired.SelectorLabels(app)))
+			g.Expect(metav1.IsControlledBy(s, app)).To(BeTrue())
+		}).Should(Succeed())
+		Expect(apierrors.IsNotFound(k8s.Get(suiteCtx, key(ns, "web"), &autoscalingv2.HorizontalPodAutoscaler{}))).To(BeTrue())
+
+		By("reporting Progressing until the Deployment is rolled out")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation))
+			g.Expect(a.Status.Selector).To(Equal("app.kubernetes.io/instance=web,app.kubernetes.io/name=web"))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, a, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(a.Status.LastUpdateTime).NotTo(BeNil())
+		}).Should(Succeed())
+
+		By("recording events for what it created")
+		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Created"))
+	})
+
+	It("reports Ready once its Deployment's status says the rollout is done", func() {
+		createMyApp(ns, "web", nil)
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+		rollOut(ns, "web")
+
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			ready := condition(g, a, examplev1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(ready.Reason).To(Equal(status.ReasonAvailable))
+			g.Expect(ready.ObservedGeneration).To(Equal(a.Generation))
+			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(a.Status.ReadyReplicas).To(Equal(int32(2)))
+			g.Expect(a.Status.AvailableReplicas).To(Equal(int32(2)))
+		}).Should(Succeed())
+
+		By("going back to Progressing for a new generation until that one is rolled out")
+		app := getMyApp(ns, "web")(Default)
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.ObservedGeneration).To(Equal(int64(2)))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, a, examplev1.ConditionReady).ObservedGeneration).To(Equal(int64(2)))
+		}).Should(Succeed())
+	})
+
+	It("moves its children along when its spec changes", func() {
+		app := createMyApp(ns, "web", nil)
+		Eventually(getService(ns, "web")).Should(Not(BeNil()))
+
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.Replicas = ptrTo(int32(4))
+			a.Spec.Image = "registry.example.com:5000/team/web:2.0"
+			a.Spec.Port = ptrTo(int32(9090))
+			a.Spec.Env = []examplev1.EnvVar{
+				{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "pw"}}},
+			}
+			a.Spec.Resources = &examplev1.ResourceRequirements{
+				Limits:   &examplev1.ResourceList{CPU: "1", Memory: "1Gi"},
+				Requests: &examplev1.ResourceList{CPU: "250m", Memory: "256Mi"},
+			}
+			a.Spec.ServiceType = examplev1.ServiceTypeNodePort
+		})
+
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(4))))
+			c := container(g, d)
+			g.Expect(c.Image).To(Equal("registry.example.com:5000/team/web:2.0"))
+			g.Expect(c.Ports).To(ConsistOf(HaveField("ContainerPort", int32(9090))))
+			g.Expect(c.Env).To(ConsistOf(HaveField("ValueFrom.SecretKeyRef.Name", "db")))
+			g.Expect(c.Resources.Limits.Cpu().Equal(resource.MustParse("1"))).To(BeTrue())
+			g.Expect(c.Resources.Requests.Memory().Equal(resource.MustParse("256Mi"))).To(BeTrue())
+
+			s := getService(ns, "web")(g)
+			g.Expect(s.Spec.Type).To(Equal(corev1.ServiceTypeNodePort))
+			g.Expect(s.Spec.Ports).To(ConsistOf(HaveField("Port", int32(9090))))
+			g.Expect(s.Spec.Ports[0].NodePort).NotTo(BeZero())
+		}).Should(Succeed())
+
+		By("switching the Service back to ClusterIP, which drops the allocated node port")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.ServiceType = examplev1.ServiceTypeClusterIP })
+		Eventually(func(g Gomega) {
+			s := getService(ns, "web")(g)
+			g.Expect(s.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+			g.Expect(s.Spec.Ports[0].NodePort).To(BeZero())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Updated"))
+	})
+
+	It("hands replicas to an autoscaler while autoscaling is on, and takes them back when off", func() {
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
+		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(3))))
+
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MinReplicas: ptrTo(int32(2)), MaxReplicas: ptrTo(int32(6))}
+		})
+		Eventually(func(g Gomega) {
+			h := getHPA(ns, "web")(g)
+			g.Expect(h.Spec.MinReplicas).To(HaveValue(Equal(int32(2))))
+			g.Expect(h.Spec.MaxReplicas).To(Equal(int32(6)))
+			g.Expect(h.Spec.ScaleTargetRef.Name).To(Equal("web"))
+			g.Expect(metav1.IsControlledBy(h, app)).To(BeTrue())
+
+			d := getDeployment(ns, "web")(g)
+			g.Expect(ownsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeFalse(), "operator still owns replicas")
+			// The hand-over kept the count instead of letting it fall back to the default of 1.
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(3))))
+		}).Should(Succeed())
+
+		By("letting the autoscaler's writes stand")
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			d.Spec.Replicas = ptrTo(int32(5))
+			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("horizontal-pod-autoscaler"))).To(Succeed())
+		}).Should(Succeed())
+		Consistently(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }, "3s").Should(HaveValue(Equal(int32(5))))
+
+		By("deleting the autoscaler and restoring spec.replicas when autoscaling is turned off")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.AutoScaling.Enabled = false })
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(suiteCtx, key(ns, "web"), &autoscalingv2.HorizontalPodAutoscaler{}))
+		}).Should(BeTrue())
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(3))))
+			g.Expect(ownsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeTrue())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Deleted"))
+	})
+
+	It("recreates children deleted by hand", func() {
+		createMyApp(ns, "web", nil)
+		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+			Eventually(func() error { return k8s.Get(suiteCtx, key(ns, "web"), obj) }).Should(Succeed())
+			oldUID := obj.GetUID()
+			Expect(k8s.Delete(suiteCtx, obj)).To(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(suiteCtx, key(ns, "web"), obj)).To(Succeed())
+				g.Expect(obj.GetUID()).NotTo(Equal(oldUID))
+			}).Should(Succeed())
+		}
+	})
+
+	It("puts back managed fields edited by hand", func() {
+		createMyApp(ns, "web", nil)
+		Eventually(getService(ns, "web")).Should(Not(BeNil()))
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			d.Spec.Template.Spec.Containers[0].Image = "busybox:evil"
+			d.Spec.Replicas = ptrTo(int32(9))
+			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			s := getService(ns, "web")(g)
+			s.Spec.Type = corev1.ServiceTypeNodePort
+			s.Spec.Ports[0].Port = 1234
+			g.Expect(k8s.Update(suiteCtx, s, client.FieldOwner("someone"))).To(Succeed())
+		}).Should(Succeed())
+
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(container(g, d).Image).To(Equal("nginx:1.27"))
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(2))))
+			s := getService(ns, "web")(g)
+			g.Expect(s.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
+			g.Expect(s.Spec.Ports).To(ConsistOf(HaveField("Port", int32(8080))))
+			g.Expect(s.ManagedFields).NotTo(ContainElement(HaveField("Manager", RepairFieldOwner)))
+		}).Should(Succeed())
+
+		By("still following the MyApp after the repair, with no stale port left behind")
+		app := getMyApp(ns, "web")(Default)
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Port = ptrTo(int32(9090)) })
+		Eventually(func(g Gomega) {
+			g.Expect(getService(ns, "web")(g).Spec.Ports).To(ConsistOf(HaveField("Port", int32(9090))))
+			g.Expect(container(g, getDeployment(ns, "web")(g)).Ports).To(ConsistOf(HaveField("ContainerPort", int32(9090))))
+		}).Should(Succeed())
+
+		By("putting back a container port edited by hand")
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 7070
+			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(container(g, getDeployment(ns, "web")(g)).Ports).To(ConsistOf(HaveField("ContainerPort", int32(9090))))
+		}).Should(Succeed())
+	})
+
+	It("never touches a same-named object it does not own, and says so", func() {
+		foreign := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: map[string]string{"team": "other"}},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "other"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "other"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "other:1"}}},
+				},
+			},
+		}
+		Expect(k8s.Create(suiteCtx, foreign)).To(Succeed())
+		rv := foreign.ResourceVersion
+		createMyApp(ns, "web", nil)
+
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			deg := condition(g, a, examplev1.ConditionDegraded)
+			g.Expect(deg.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(deg.Reason).To(Equal(status.ReasonChildNotOwned))
+			g.Expect(deg.Message).To(ContainSubstring("Deployment web exists and is not owned by this MyApp"))
+			ready := condition(g, a, examplev1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(status.ReasonChildNotOwned))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(d.ResourceVersion).To(Equal(rv))
+			g.Expect(d.OwnerReferences).To(BeEmpty())
+		}, "3s").Should(Succeed())
+		Eventually(func(g Gomega) []string { return eventReasons(g, getMyApp(ns, "web")(g)) }).Should(ContainElement(status.ReasonChildNotOwned))
+	})
+
+	It("changes nothing at steady state", func() {
+		createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(4))}
+		})
+		Eventually(getHPA(ns, "web")).Should(Not(BeNil()))
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
+		versions := func(g Gomega) []string {
+			return []string{
+				getMyApp(ns, "web")(g).ResourceVersion,
+				getDeployment(ns, "web")(g).ResourceVersion,
+				getService(ns, "web")(g).ResourceVersion,
+				getHPA(ns, "web")(g).ResourceVersion,
+			}
+		}
+		// Let the last writes settle, then watch a window that spans several resyncs.
+		var before []string
+		Eventually(func(g Gomega) {
+			before = versions(g)
+			g.Consistently(versions, 2*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		reconciles := reconcileCount()
+		Consistently(versions, 3*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
+		Expect(reconcileCount()).To(BeNumerically(">", reconciles), "no reconcile ran in the window")
+	})
+})
+
+// reconcileCount reads controller-runtime's count of reconciles of the MyApp controller.
+func reconcileCount() float64 {
+	families, err := crmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "myapp" {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
+}

@@ -1,0 +1,166 @@
+package desired
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+func TestDeployment(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*examplev1.MyApp)
+		check  func(g Gomega, c *corev1ac.ContainerApplyConfiguration, replicas *int32)
+	}{
+		"defaults": {
+			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, replicas *int32) {
+				g.Expect(replicas).To(HaveValue(Equal(int32(2))))
+				g.Expect(*c.Image).To(Equal("nginx:1.27"))
+				g.Expect(c.Ports).To(HaveLen(1))
+				g.Expect(*c.Ports[0].ContainerPort).To(Equal(int32(8080)))
+				g.Expect(*c.Ports[0].Name).To(Equal(PortName))
+				g.Expect(c.Env).To(BeEmpty())
+				g.Expect(c.Resources).To(BeNil())
+			},
+		},
+		"fields the API server defaults are defaulted here too": {
+			mutate: func(a *examplev1.MyApp) { a.Spec.Replicas, a.Spec.Port = nil, nil },
+			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, replicas *int32) {
+				g.Expect(replicas).To(HaveValue(Equal(DefaultReplicas)))
+				g.Expect(*c.Ports[0].ContainerPort).To(Equal(DefaultPort))
+			},
+		},
+		"autoscaling leaves replicas to the autoscaler": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptr(int32(5))}
+			},
+			check: func(g Gomega, _ *corev1ac.ContainerApplyConfiguration, replicas *int32) {
+				g.Expect(replicas).To(BeNil())
+			},
+		},
+		"autoscaling present but disabled keeps replicas": {
+			mutate: func(a *examplev1.MyApp) { a.Spec.AutoScaling = &examplev1.AutoScalingSpec{MaxReplicas: ptr(int32(5))} },
+			check: func(g Gomega, _ *corev1ac.ContainerApplyConfiguration, replicas *int32) {
+				g.Expect(replicas).To(HaveValue(Equal(int32(2))))
+			},
+		},
+		"env: literal, secret and config map values": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Env = []examplev1.EnvVar{
+					{Name: "MODE", Value: ptr("prod")},
+					{Name: "EMPTY"},
+					{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "pw"}}},
+					{Name: "COLOR", ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "ui", Key: "color"}}},
+				}
+			},
+			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, _ *int32) {
+				g.Expect(c.Env).To(HaveLen(4))
+				g.Expect(*c.Env[0].Value).To(Equal("prod"))
+				g.Expect(c.Env[1].Value).To(BeNil())
+				g.Expect(c.Env[1].ValueFrom).To(BeNil())
+				g.Expect(*c.Env[2].ValueFrom.SecretKeyRef.Name).To(Equal("db"))
+				g.Expect(*c.Env[2].ValueFrom.SecretKeyRef.Key).To(Equal("pw"))
+				g.Expect(*c.Env[3].ValueFrom.ConfigMapKeyRef.Name).To(Equal("ui"))
+				g.Expect(*c.Env[3].ValueFrom.ConfigMapKeyRef.Key).To(Equal("color"))
+			},
+		},
+		"resources are parsed as quantities": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Resources = &examplev1.ResourceRequirements{
+					Limits:   &examplev1.ResourceList{CPU: "1", Memory: "512Mi"},
+					Requests: &examplev1.ResourceList{CPU: "250m"},
+				}
+			},
+			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, _ *int32) {
+				g.Expect(*c.Resources.Limits).To(Equal(corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi"),
+				}))
+				g.Expect(*c.Resources.Requests).To(Equal(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}))
+			},
+		},
+		"empty resource lists send no resources": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Resources = &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{}}
+			},
+			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, _ *int32) {
+				g.Expect(c.Resources).To(BeNil())
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := newApp(tc.mutate)
+			d, err := Deployment(app)
+			g.Expect(err).NotTo(HaveOccurred())
+
+			g.Expect(*d.Name).To(Equal("web"))
+			g.Expect(*d.Namespace).To(Equal("shop"))
+			g.Expect(d.Labels).To(Equal(Labels(app)))
+			g.Expect(d.OwnerReferences).To(HaveLen(1))
+			g.Expect(*d.OwnerReferences[0].Controller).To(BeTrue())
+			g.Expect(*d.OwnerReferences[0].UID).To(BeEquivalentTo("uid-1"))
+			g.Expect(d.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
+			g.Expect(d.Spec.Template.Labels).To(Equal(Labels(app)))
+			g.Expect(d.Spec.Template.Spec.Containers).To(HaveLen(1))
+			tc.check(g, &d.Spec.Template.Spec.Containers[0], d.Spec.Replicas)
+		})
+	}
+}
+
+func TestDeploymentInvalidSpec(t *testing.T) {
+	cases := map[string]struct {
+		resources *examplev1.ResourceRequirements
+		field     string
+	}{
+		"unparsable cpu limit": {
+			resources: &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{CPU: "lots"}},
+			field:     "spec.resources.limits.cpu",
+		},
+		"negative memory request": {
+			resources: &examplev1.ResourceRequirements{Requests: &examplev1.ResourceList{Memory: "-1Gi"}},
+			field:     "spec.resources.requests.memory",
+		},
+		"request above limit": {
+			resources: &examplev1.ResourceRequirements{
+				Limits:   &examplev1.ResourceList{CPU: "100m", Memory: "1Gi"},
+				Requests: &examplev1.ResourceList{CPU: "200m", Memory: "2Gi"},
+			},
+			field: "spec.resources.requests.cpu",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := Deployment(newApp(func(a *examplev1.MyApp) { a.Spec.Resources = tc.resources }))
+			var invalid *InvalidSpecError
+			g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
+			g.Expect(invalid.Field).To(Equal(tc.field))
+		})
+	}
+}
+
+// TestBuildersAreDeterministic guards the steady state: the same MyApp must always give the
+// same intent, or every resync would change the children.
+func TestBuildersAreDeterministic(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(func(a *examplev1.MyApp) {
+		a.Spec.Env = []examplev1.EnvVar{{Name: "A", Value: ptr("1")}, {Name: "B", Value: ptr("2")}}
+		a.Spec.Resources = &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{CPU: "1", Memory: "1Gi"}}
+		a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptr(int32(3))}
+	})
+	first, err := Deployment(app)
+	g.Expect(err).NotTo(HaveOccurred())
+	for range 20 {
+		again, err := Deployment(app)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(again).To(Equal(first))
+		g.Expect(Service(app)).To(Equal(Service(app)))
+		g.Expect(HorizontalPodAutoscaler(app)).To(Equal(HorizontalPodAutoscaler(app)))
+	}
+}
