@@ -80,6 +80,9 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) ## Unit tests, integration test
 	go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 
+.PHONY: test-all
+test-all: verify test ## Every test: generated files up to date, unit, envtest, fuzz. What .ci/run runs.
+
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem

@@ -164,3 +164,17 @@ func TestBuildersAreDeterministic(t *testing.T) {
 		g.Expect(HorizontalPodAutoscaler(app)).To(Equal(HorizontalPodAutoscaler(app)))
 	}
 }
+
+func BenchmarkDeployment(b *testing.B) {
+	app := newApp(func(a *examplev1.MyApp) {
+		a.Spec.Env = []examplev1.EnvVar{{Name: "A", Value: ptr("1")}, {Name: "B", Value: ptr("2")}}
+		a.Spec.Resources = &examplev1.ResourceRequirements{
+			Limits: &examplev1.ResourceList{CPU: "1", Memory: "1Gi"}, Requests: &examplev1.ResourceList{CPU: "100m", Memory: "128Mi"},
+		}
+	})
+	for b.Loop() {
+		if _, err := Deployment(app); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
