@@ -31,10 +31,17 @@ KUSTOMIZE_VERSION := $(call tool-version,kustomize,sigs.k8s.io/kustomize/kustomi
 KUBERNETES_VERSION := $(call tool-version,kubernetes,k8s.io/kubernetes)
 ETCD_VERSION := $(call tool-version,etcd,go.etcd.io/etcd/server/v3)
 KWOK_VERSION := $(call tool-version,kwok,sigs.k8s.io/kwok)
+OPERATOR_SDK_VERSION := $(call tool-version,operator-sdk,github.com/operator-framework/operator-sdk)
+OPM_VERSION := $(call tool-version,opm,github.com/operator-framework/operator-registry)
+OLM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-lifecycle-manager)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
+OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
+SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
+OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
+OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
 
 # The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
 # manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
@@ -81,7 +88,7 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) ## Unit tests, integration test
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-all
-test-all: verify test ## Every test: generated files up to date, unit, envtest, fuzz. What .ci/run runs.
+test-all: verify test test-e2e ## Every test: generated files, unit, envtest, fuzz, end-to-end. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -132,6 +139,65 @@ deploy: manifests $(KUSTOMIZE) $(KUBECTL) ## Deploy the operator with kustomize 
 undeploy: $(KUSTOMIZE) $(KUBECTL) ## Remove the operator deployed with kustomize.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
+##@ Local cluster (real control plane, kwok-simulated nodes, no Docker)
+
+CLUSTER_STATE ?= $(CURDIR)/.localcluster
+CLUSTER_KUBECONFIG := $(CLUSTER_STATE)/kubeconfig
+LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK)
+CLUSTER_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
+	$(K8S_BIN)/kube-scheduler $(KUBECTL) $(KWOK)
+KUBECTL_LOCAL := $(KUBECTL) --kubeconfig $(CLUSTER_KUBECONFIG)
+# The operator as `make demo` runs it: probes off (no fixed ports), leader election on.
+OPERATOR_ARGS ?= --health-probe-bind-address=0 --leader-elect --leader-election-namespace=default
+
+.PHONY: localcluster
+localcluster: | $(LOCALBIN)
+	go build -o $(LOCALBIN)/localcluster ./hack/localcluster
+
+.PHONY: cluster-up
+cluster-up: $(CLUSTER_DEPS) localcluster ## Start the local cluster (or reuse it); prints its KUBECONFIG.
+	$(LOCALCLUSTER) up
+
+.PHONY: cluster-down
+cluster-down: localcluster ## Stop the local cluster and the operator, and remove their state.
+	$(LOCALCLUSTER) down
+
+.PHONY: cluster-status
+cluster-status: localcluster ## Report every local cluster component; fails if one has crashed.
+	$(LOCALCLUSTER) status
+
+.PHONY: demo
+demo: manifests cluster-up build $(KUSTOMIZE) ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
+	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
+	$(LOCALCLUSTER) --operator bin/manager start-operator -- $(OPERATOR_ARGS)
+	$(KUBECTL_LOCAL) apply --server-side -f config/samples/example_v1_myapp.yaml
+	$(KUBECTL_LOCAL) wait --for=condition=Ready myapp/myapp-sample --timeout=120s
+	$(KUBECTL_LOCAL) get myapps,deployments,services,hpa,pods
+	@echo
+	@echo "The operator runs against the local cluster; it stays up until 'make cluster-down'."
+	@echo "  export KUBECONFIG=$(CLUSTER_KUBECONFIG)"
+	@echo "  $(KUBECTL) get myapps          # kubectl built for this cluster (any kubectl works)"
+	@echo "  logs of every component:  $(CLUSTER_STATE)/logs/"
+
+# The end-to-end tests get a cluster of their own, so that they can run beside `make demo`,
+# and tear it down afterwards (E2E_KEEP=1 keeps it, with its logs, for a look).
+E2E_STATE ?= $(CURDIR)/.localcluster-e2e
+E2E_FLAGS ?=
+.PHONY: test-e2e
+test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## End-to-end tests on a fresh local cluster, the operator run as a separate process.
+	rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(E2E_STATE) e2e-run || rc=$$?; \
+	if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(E2E_STATE) down; fi; exit $$rc
+
+.PHONY: e2e-run
+e2e-run:
+	$(LOCALCLUSTER) up
+	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
+	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(CURDIR)/bin/manager E2E_KUBECTL=$(KUBECTL) \
+		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
+	$(LOCALCLUSTER) status
+
 ##@ Tools (built from source into bin/)
 
 .PHONY: tools
@@ -143,6 +209,15 @@ $(KUSTOMIZE): | $(LOCALBIN)
 	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
 $(KWOK): | $(LOCALBIN)
 	$(call go-build-tool,kwok,$@,sigs.k8s.io/kwok/cmd/kwok)
+$(OPERATOR_SDK): | $(LOCALBIN)
+	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp)
+$(SCORECARD_TEST): | $(LOCALBIN)
+	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
+$(OPM): | $(LOCALBIN)
+	$(call go-build-tool,opm,$@,github.com/operator-framework/operator-registry/cmd/opm,-tags "json1 containers_image_openpgp")
+# OLM's two operators, run out of cluster by the OLM end-to-end test.
+$(OLM_BIN)/olm $(OLM_BIN)/catalog:
+	$(call go-build-tool,olm,$@,github.com/operator-framework/operator-lifecycle-manager/cmd/$(notdir $@))
 $(K8S_BIN)/etcd:
 	$(call go-build-tool,etcd,$@,.)
 $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:

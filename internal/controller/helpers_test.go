@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
-
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -109,33 +107,6 @@ func rollOut(ns, name string) {
 		}
 		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 	}).Should(Succeed())
-}
-
-// ownsField tells whether a field manager owns a field of an object, given as FieldsV1 keys
-// such as "f:spec", "f:replicas".
-func ownsField(obj client.Object, manager string, path ...string) bool {
-	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != manager || mf.FieldsV1 == nil {
-			continue
-		}
-		var node map[string]any
-		if json.Unmarshal(mf.FieldsV1.Raw, &node) != nil {
-			continue
-		}
-		found := true
-		for _, p := range path {
-			next, ok := node[p].(map[string]any)
-			if !ok {
-				found = false
-				break
-			}
-			node = next
-		}
-		if found {
-			return true
-		}
-	}
-	return false
 }
 
 // eventReasons lists the reasons of the events recorded on the MyApp.

@@ -1,0 +1,145 @@
+// Package e2e runs the operator as a separate process against the local cluster (make
+// test-e2e starts it): real kube-apiserver, controller manager and scheduler, with pods on
+// kwok's simulated nodes.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+var (
+	kubeconfig, managerBin, kubectlBin string
+	k8s                                client.WithWatch
+	ctx                                = context.Background()
+	logDir                             string
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "End-to-end suite")
+}
+
+var _ = BeforeSuite(func() {
+	kubeconfig, managerBin, kubectlBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_MANAGER"), os.Getenv("E2E_KUBECTL")
+	if kubeconfig == "" || managerBin == "" || kubectlBin == "" {
+		Skip("E2E_KUBECONFIG, E2E_MANAGER and E2E_KUBECTL are not set: run `make test-e2e`")
+	}
+	SetDefaultEventuallyTimeout(90 * time.Second)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	cfg.QPS, cfg.Burst = 100, 200
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(examplev1.AddToScheme(scheme))
+	k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
+})
+
+// operator is one process of the manager binary.
+type operator struct {
+	name    string
+	cmd     *exec.Cmd
+	log     string
+	metrics string
+	exited  chan struct{}
+}
+
+// startOperator runs the manager with leader election, its metrics served in plain HTTP on a
+// free loopback port so that the test can count reconciles. It stops when the spec ends.
+func startOperator(name string) *operator {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	addr := l.Addr().String()
+	Expect(l.Close()).To(Succeed())
+
+	o := &operator{name: name, log: filepath.Join(logDir, "e2e-"+name+".log"), metrics: "http://" + addr + "/metrics", exited: make(chan struct{})}
+	logFile, err := os.Create(o.log)
+	Expect(err).NotTo(HaveOccurred())
+	o.cmd = exec.Command(managerBin, "--leader-elect", "--leader-election-namespace=default",
+		"--health-probe-bind-address=0", "--metrics-bind-address="+addr, "--metrics-secure=false")
+	o.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
+	Expect(o.cmd.Start()).To(Succeed())
+	go func() {
+		_ = o.cmd.Wait()
+		_ = logFile.Close()
+		close(o.exited)
+	}()
+	DeferCleanup(func() { o.stop(syscall.SIGTERM) })
+	GinkgoWriter.Printf("started operator %s (pid %d), log %s\n", name, o.cmd.Process.Pid, o.log)
+	return o
+}
+
+// stop signals the process and waits for it to exit.
+func (o *operator) stop(sig syscall.Signal) {
+	select {
+	case <-o.exited:
+		return
+	default:
+	}
+	_ = o.cmd.Process.Signal(sig)
+	Eventually(o.exited).WithTimeout(45 * time.Second).Should(BeClosed())
+}
+
+// logContains tells whether the operator's log holds a line with s.
+func (o *operator) logContains(s string) bool {
+	b, err := os.ReadFile(o.log)
+	return err == nil && strings.Contains(string(b), s)
+}
+
+// isLeader tells whether the operator has won the leader election.
+func (o *operator) isLeader() bool { return o.logContains("Successfully acquired lease") }
+
+// reconciles reads the operator's count of MyApp reconciles from its metrics endpoint.
+func (o *operator) reconciles() float64 {
+	resp, err := http.Get(o.metrics)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	total := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="myapp"`) {
+			fields := strings.Fields(line)
+			v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+			if err == nil {
+				total += v
+			}
+		}
+	}
+	return total
+}
+
+// kubectl runs the kubectl built for the cluster.
+func kubectl(args ...string) string {
+	cmd := exec.Command(kubectlBin, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
