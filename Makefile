@@ -8,8 +8,9 @@
 SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
-# The operator's version; the bundle and the catalog take it from here.
+# The operator's version and its release date; the bundle and the catalog take them from here.
 VERSION ?= 0.2.0
+BUNDLE_CREATED_AT ?= 2026-11-22T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 CONTAINER_TOOL ?= docker
@@ -83,8 +84,8 @@ vet: ## Run go vet.
 
 FUZZTIME ?= 10s
 .PHONY: test
-test: manifests generate fmt vet $(ENVTEST_DEPS) ## Unit tests, integration tests on envtest (real kube-apiserver and etcd), a short fuzz run.
-	go test $$(go list ./... | grep -v /test/) -coverprofile cover.out
+test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
+	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-all
@@ -95,9 +96,11 @@ bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt ## Fail when regenerating changes any committed file.
+verify: manifests generate fmt bundle catalog $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
+	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
-		echo "Generated files are out of date; run 'make manifests generate fmt' (and 'make bundle') and commit:"; \
+		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
 
 ##@ Build
@@ -138,6 +141,55 @@ deploy: manifests $(KUSTOMIZE) $(KUBECTL) ## Deploy the operator with kustomize 
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) $(KUBECTL) ## Remove the operator deployed with kustomize.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ OLM bundle and catalog
+
+# The channel this version is published in. The catalog's upgrade graph lives in
+# hack/catalog-template.yaml.
+CHANNELS ?= alpha
+DEFAULT_CHANNEL ?= alpha
+BUNDLE_DIR ?= bundle
+BUNDLE_IMG ?= $(IMAGE_TAG_BASE)-bundle:v$(VERSION)
+CATALOG_IMG ?= $(IMAGE_TAG_BASE)-catalog:latest
+
+.PHONY: bundle
+bundle: manifests $(KUSTOMIZE) $(OPERATOR_SDK) ## Generate the OLM bundle (CSV, CRD, metadata, scorecard config) into BUNDLE_DIR and validate it.
+	$(OPERATOR_SDK) generate kustomize manifests -q --interactive=false
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/manifests | $(OPERATOR_SDK) generate bundle -q --overwrite --version $(VERSION) \
+		--channels=$(CHANNELS) --default-channel=$(DEFAULT_CHANNEL) --output-dir $(BUNDLE_DIR)
+	@# Pin what operator-sdk would otherwise stamp with the current time or leave at 0.0.0, so
+	@# that regenerating the bundle gives the committed files back (make verify).
+	sed -i -e 's|^    createdAt: .*|    createdAt: "$(BUNDLE_CREATED_AT)"|' \
+		-e 's|^    containerImage: .*|    containerImage: $(IMG)|' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml
+	$(OPERATOR_SDK) bundle validate $(BUNDLE_DIR)
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image (needs a container tool).
+	$(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) .
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image.
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+
+# Bundles of earlier releases, frozen when they were released, that the catalog still serves.
+RELEASED_BUNDLES ?= releases/0.1.0
+
+.PHONY: catalog
+catalog: $(OPM) ## Render the file-based catalog (catalog/) from bundle/ and the released bundles, and validate it.
+	mkdir -p catalog/myapp-operator
+	{ cat hack/catalog/package.yaml; for b in $(RELEASED_BUNDLES) $(BUNDLE_DIR); do $(OPM) render ./$$b -o yaml; done; } \
+		> catalog/myapp-operator/catalog.yaml
+	$(OPM) validate catalog
+	rm -f catalog.Dockerfile && $(OPM) generate dockerfile catalog -i quay.io/operator-framework/opm:$(OPM_VERSION) -b quay.io/operator-framework/opm:$(OPM_VERSION)
+
+.PHONY: catalog-build
+catalog-build: ## Build the catalog image (needs a container tool).
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+
+.PHONY: catalog-push
+catalog-push: ## Push the catalog image.
+	$(CONTAINER_TOOL) push $(CATALOG_IMG)
 
 ##@ Local cluster (real control plane, kwok-simulated nodes, no Docker)
 
@@ -209,8 +261,11 @@ $(KUSTOMIZE): | $(LOCALBIN)
 	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
 $(KWOK): | $(LOCALBIN)
 	$(call go-build-tool,kwok,$@,sigs.k8s.io/kwok/cmd/kwok)
+# Built from source, operator-sdk would call itself "unknown" in the bundle's metadata.
+SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
 $(OPERATOR_SDK): | $(LOCALBIN)
-	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp)
+	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp \
+		-ldflags "-X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)")
 $(SCORECARD_TEST): | $(LOCALBIN)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
 $(OPM): | $(LOCALBIN)

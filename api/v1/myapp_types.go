@@ -112,15 +112,18 @@ type EnvVar struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z][-._a-zA-Z0-9]*$')",message="must be a valid environment variable name: letters, digits, '_', '-' and '.', not starting with a digit"
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Name string `json:"name"`
 
 	// Value is the variable's literal value.
 	// +kubebuilder:validation:MaxLength=32768
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Value",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Value *string `json:"value,omitempty"`
 
 	// ValueFrom takes the variable's value from a key of a Secret or a ConfigMap.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Value from"
 	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
 }
 
@@ -130,10 +133,12 @@ type EnvVar struct {
 type EnvVarSource struct {
 	// SecretKeyRef selects a key of a Secret.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Secret key"
 	SecretKeyRef *KeySelector `json:"secretKeyRef,omitempty"`
 
 	// ConfigMapKeyRef selects a key of a ConfigMap.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="ConfigMap key"
 	ConfigMapKeyRef *KeySelector `json:"configMapKeyRef,omitempty"`
 }
 
@@ -144,6 +149,7 @@ type KeySelector struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Name string `json:"name"`
 
 	// Key is the key within the Secret or ConfigMap.
@@ -151,6 +157,7 @@ type KeySelector struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a valid key: letters, digits, '-', '_' and '.'"
 	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Key",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Key string `json:"key"`
 }
 
@@ -206,6 +213,7 @@ const (
 type MyAppStatus struct {
 	// ObservedGeneration is the generation of the spec the status was computed for.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed generation"
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions are Ready, Progressing and Degraded, each with a stable reason.

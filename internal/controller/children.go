@@ -81,9 +81,9 @@ func (r *MyAppReconciler) applyChild(ctx context.Context, app *examplev1.MyApp, 
 
 	switch {
 	case !existed:
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s %s", kind, name)
+		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Created", "Created %s %s", kind, name)
 	case obj.GetResourceVersion() != before:
-		r.Recorder.Eventf(app, obj, corev1.EventTypeNormal, "Updated", "Update", "Updated %s %s", kind, name)
+		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Updated", "Updated %s %s", kind, name)
 	default:
 		return nil
 	}
@@ -137,7 +137,7 @@ func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp,
 	if client.IgnoreNotFound(err) != nil {
 		return &applyError{kind: kind, name: obj.GetName(), err: err}
 	}
-	r.Recorder.Eventf(app, nil, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted %s %s", kind, obj.GetName())
+	r.Recorder.Eventf(app, corev1.EventTypeNormal, "Deleted", "Deleted %s %s", kind, obj.GetName())
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -111,11 +110,11 @@ func rollOut(ns, name string) {
 
 // eventReasons lists the reasons of the events recorded on the MyApp.
 func eventReasons(g Gomega, app *examplev1.MyApp) []string {
-	list := &eventsv1.EventList{}
+	list := &corev1.EventList{}
 	g.Expect(k8s.List(suiteCtx, list, client.InNamespace(app.Namespace))).To(Succeed())
 	var reasons []string
 	for _, e := range list.Items {
-		if e.Regarding.UID == app.UID {
+		if e.InvolvedObject.UID == app.UID {
 			reasons = append(reasons, e.Reason)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,8 +35,9 @@ type MyAppReconciler struct {
 	client.Client
 	// APIReader reads from the API server; it finds same-named objects the cache cannot see.
 	APIReader client.Reader
-	// Recorder records events on the MyApp.
-	Recorder events.EventRecorder
+	// Recorder records events on the MyApp. They are core/v1 Events: `kubectl describe` and
+	// `kubectl events` show them, and OLM's bundle checks accept their RBAC rule.
+	Recorder record.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
@@ -45,7 +46,7 @@ type MyAppReconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconcile applies the MyApp's children and updates its status.
 func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -113,7 +114,7 @@ func (r *MyAppReconciler) applyChildren(ctx context.Context, app *examplev1.MyAp
 func (r *MyAppReconciler) fail(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, err error) (ctrl.Result, error) {
 	f := classify(err)
 	obs.Failure = &f.Failure
-	r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, f.Reason, "Reconcile", "%s", err.Error())
+	r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
 	if f.retryAfter > 0 {
 		return ctrl.Result{RequeueAfter: f.retryAfter}, nil
 	}
