@@ -89,7 +89,7 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envt
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-all
-test-all: verify test test-e2e ## Every test: generated files, unit, envtest, fuzz, end-to-end. What .ci/run runs.
+test-all: verify test test-e2e test-olm ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -250,6 +250,22 @@ e2e-run:
 		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 
+# The OLM install test: OLM's operators and `opm serve` of catalog/ on a local cluster of its own.
+OLM_STATE ?= $(CURDIR)/.localcluster-olm
+.PHONY: test-olm
+test-olm: $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
+	rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(OLM_STATE) olm-run || rc=$$?; \
+	if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(OLM_STATE) down; fi; exit $$rc
+
+.PHONY: olm-run
+olm-run:
+	$(LOCALCLUSTER) up
+	$(KUBECTL_LOCAL) apply --server-side -f "$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds"
+	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) \
+		go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
+	$(LOCALCLUSTER) status
+
 ##@ Tools (built from source into bin/)
 
 .PHONY: tools
@@ -275,5 +291,10 @@ $(OLM_BIN)/olm $(OLM_BIN)/catalog:
 	$(call go-build-tool,olm,$@,github.com/operator-framework/operator-lifecycle-manager/cmd/$(notdir $@))
 $(K8S_BIN)/etcd:
 	$(call go-build-tool,etcd,$@,.)
+# Stamp the release into the binaries, as Kubernetes' own build does; otherwise the API server
+# reports v0.0.0 and OLM refuses any CSV with a minKubeVersion.
+K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
+	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
 $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:
-	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@))
+	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@),-ldflags "$(K8S_VERSION_LDFLAGS)")

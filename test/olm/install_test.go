@@ -1,0 +1,140 @@
+package olm
+
+import (
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	pkg            = "myapp-operator"
+	installNS      = "myapp-system"
+	operatorSA     = "myapp-operator-controller-manager"
+	operatorDeploy = "myapp-operator-controller-manager"
+	firstCSV       = "myapp-operator.v0.1.0"
+	nextCSV        = "myapp-operator.v0.2.0"
+)
+
+var _ = Describe("The operator installed through OLM", Ordered, func() {
+	It("installs from the catalog, runs with its CSV's permissions, and upgrades along the channel", func() {
+		for _, ns := range []string{"olm", installNS} {
+			err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+		}
+		Expect(k8s.Create(ctx, &operatorsv1alpha1.CatalogSource{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "olm", Name: "myapp-operator-catalog"},
+			Spec: operatorsv1alpha1.CatalogSourceSpec{
+				SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: catalogAddress,
+				DisplayName: "MyApp Operator", Publisher: "Example",
+			},
+		})).To(Succeed())
+		Expect(k8s.Create(ctx, &operatorsv1.OperatorGroup{
+			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
+			Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{installNS}},
+		})).To(Succeed())
+		// Manual approval starting at 0.1.0, so that the test drives each step of the upgrade.
+		Expect(k8s.Create(ctx, &operatorsv1alpha1.Subscription{
+			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
+			Spec: &operatorsv1alpha1.SubscriptionSpec{
+				Package: pkg, Channel: "alpha", CatalogSource: "myapp-operator-catalog", CatalogSourceNamespace: "olm",
+				StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalManual,
+			},
+		})).To(Succeed())
+
+		By("installing 0.1.0 through an InstallPlan")
+		started := time.Now()
+		approveAndComplete(firstCSV)
+		expectSucceeded(firstCSV)
+		expectOperatorDeployment("example.com/myapp-operator:v0.1.0")
+		AddReportEntry("OLM install of 0.1.0", time.Since(started).Round(100*time.Millisecond).String())
+
+		By("granting the operator's service account exactly what the CSV asks for")
+		Expect(can("patch", "apps", "deployments", installNS)).To(BeTrue())
+		Expect(can("watch", "example.com", "myapps", installNS)).To(BeTrue())
+		Expect(can("patch", "example.com", "myapps/status", installNS)).To(BeTrue())
+		Expect(can("delete", "apps", "deployments", installNS)).To(BeFalse(), "the operator never deletes Deployments")
+		Expect(can("get", "", "secrets", installNS)).To(BeFalse(), "the operator never reads Secrets")
+
+		By("upgrading to 0.2.0, the next version in the channel")
+		started = time.Now()
+		approveAndComplete(nextCSV)
+		expectSucceeded(nextCSV)
+		expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{}))
+		}).Should(BeTrue(), "the replaced CSV should be removed")
+		AddReportEntry("OLM upgrade to 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
+	})
+})
+
+// approveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
+// and waits until OLM has executed it.
+func approveAndComplete(csv string) {
+	var plan operatorsv1alpha1.InstallPlan
+	Eventually(func(g Gomega) {
+		sub := &operatorsv1alpha1.Subscription{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: pkg}, sub)).To(Succeed())
+		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
+		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
+	}).Should(Succeed())
+	if !plan.Spec.Approved {
+		plan.Spec.Approved = true
+		Expect(k8s.Update(ctx, &plan)).To(Succeed())
+	}
+	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
+		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
+		return plan.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
+}
+
+func expectSucceeded(csv string) {
+	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
+		c := &operatorsv1alpha1.ClusterServiceVersion{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: csv}, c)).To(Succeed())
+		return c.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
+}
+
+// expectOperatorDeployment checks the Deployment OLM made from the CSV: the version's image,
+// the operator's service account, and the target namespaces handed to the manager.
+func expectOperatorDeployment(image string) {
+	Eventually(func(g Gomega) {
+		d := &appsv1.Deployment{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: operatorDeploy}, d)).To(Succeed())
+		g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(operatorSA))
+		i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "manager" })
+		g.Expect(i).NotTo(Equal(-1))
+		g.Expect(d.Spec.Template.Spec.Containers[i].Image).To(Equal(image))
+		g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("olm.targetNamespaces", installNS))
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1))
+	}).Should(Succeed())
+}
+
+// can asks the API server whether the operator's service account may do verb on a resource.
+func can(verb, group, resource, ns string) bool {
+	subresource := ""
+	if i := slices.Index([]byte(resource), '/'); i >= 0 {
+		resource, subresource = resource[:i], resource[i+1:]
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   "system:serviceaccount:" + installNS + ":" + operatorSA,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + installNS},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: subresource,
+		},
+	}}
+	Expect(k8s.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}

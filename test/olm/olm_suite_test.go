@@ -1,0 +1,102 @@
+// Package olm installs the operator through Operator Lifecycle Manager on the local cluster:
+// OLM's own olm and catalog operators run as processes against it, the project's catalog is
+// served by `opm serve` on loopback, and a Subscription installs and upgrades the operator.
+package olm
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var (
+	k8s                client.Client
+	kubeconfig, logDir string
+	catalogAddress     string
+	catalogDir         = filepath.Join("..", "..", "catalog")
+	ctx                = context.Background()
+	olmBinDir, opmBin  string
+)
+
+func TestOLM(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "OLM install suite")
+}
+
+var _ = BeforeSuite(func() {
+	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN and E2E_OPM are not set: run `make test-olm`")
+	}
+	SetDefaultEventuallyTimeout(3 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(operatorsv1alpha1.AddToScheme(scheme))
+	utilruntime.Must(operatorsv1.AddToScheme(scheme))
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	// The catalog, exactly as committed, served over gRPC on a free loopback port.
+	port := freePort()
+	catalogAddress = "127.0.0.1:" + strconv.Itoa(port)
+	run("opm-serve", opmBin, "serve", catalogDir, "-p", strconv.Itoa(port))
+	Eventually(func() error {
+		c, err := net.Dial("tcp", catalogAddress)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err
+	}).Should(Succeed())
+
+	// OLM's operators, out of cluster, as the admin of the local cluster.
+	run("olm", filepath.Join(olmBinDir, "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName=")
+	run("catalog", filepath.Join(olmBinDir, "catalog"), "--namespace=olm", "--writeStatusName=", "--kubeconfig="+kubeconfig)
+})
+
+// run starts a process that lives until the suite ends, logging to the cluster's log folder.
+func run(name, bin string, args ...string) {
+	logFile, err := os.Create(filepath.Join(logDir, "olm-test-"+name+".log"))
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	Expect(cmd.Start()).To(Succeed(), "starting %s", name)
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		close(exited)
+	}()
+	GinkgoWriter.Printf("started %s (pid %d), log %s\n", name, cmd.Process.Pid, logFile.Name())
+	DeferCleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
