@@ -41,6 +41,11 @@ var (
 // resyncPeriod is short so that the steady-state story sees several resyncs in its window.
 const resyncPeriod = 2 * time.Second
 
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(examplev1.AddToScheme(scheme))
+}
+
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Controller suite")
@@ -53,9 +58,6 @@ var _ = BeforeSuite(func() {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		Fail("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd")
 	}
-
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(examplev1.AddToScheme(scheme))
 
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
