@@ -6,7 +6,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,13 +18,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 var (
@@ -48,13 +44,8 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(90 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	cfg.QPS, cfg.Burst = 100, 200
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(examplev1.AddToScheme(scheme))
-	k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	var err error
+	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
 })
@@ -71,10 +62,8 @@ type operator struct {
 // startOperator runs the manager with leader election, its metrics served in plain HTTP on a
 // free loopback port so that the test can count reconciles. It stops when the spec ends.
 func startOperator(name string) *operator {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := utils.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	addr := l.Addr().String()
-	Expect(l.Close()).To(Succeed())
 
 	o := &operator{name: name, log: filepath.Join(logDir, "e2e-"+name+".log"), metrics: "http://" + addr + "/metrics", exited: make(chan struct{})}
 	logFile, err := os.Create(o.log)

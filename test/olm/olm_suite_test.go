@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,11 +16,9 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/myapp-operator/test/utils"
 )
 
 var (
@@ -47,19 +44,16 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
 
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(operatorsv1alpha1.AddToScheme(scheme))
-	utilruntime.Must(operatorsv1.AddToScheme(scheme))
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	var err error
+	k8s, err = utils.NewClient(kubeconfig, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 
 	// The catalog, exactly as committed, served over gRPC on a free loopback port.
-	port := freePort()
-	catalogAddress = "127.0.0.1:" + strconv.Itoa(port)
-	run("opm-serve", opmBin, "serve", catalogDir, "-p", strconv.Itoa(port))
+	catalogAddress, err = utils.FreeLoopbackAddr()
+	Expect(err).NotTo(HaveOccurred())
+	_, port, err := net.SplitHostPort(catalogAddress)
+	Expect(err).NotTo(HaveOccurred())
+	run("opm-serve", opmBin, "serve", catalogDir, "-p", port)
 	Eventually(func() error {
 		c, err := net.Dial("tcp", catalogAddress)
 		if err == nil {
@@ -92,11 +86,4 @@ func run(name, bin string, args ...string) {
 		_ = cmd.Process.Kill()
 		<-exited
 	})
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
