@@ -83,6 +83,11 @@ func (r *MyAppReconciler) applyChildren(ctx context.Context, app *examplev1.MyAp
 
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
 	hpaExists, err := r.getChild(ctx, app, app.Name, hpa)
+	var notOwned *notOwnedError
+	if errors.As(err, &notOwned) && !desired.AutoscalingEnabled(app) {
+		// Someone else's autoscaler of that name: none is wanted, and it is not ours to delete.
+		hpaExists, err = false, nil
+	}
 	if err != nil {
 		return r.fail(ctx, app, obs, err)
 	}

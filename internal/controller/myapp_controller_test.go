@@ -273,6 +273,35 @@ var _ = Describe("A MyApp", func() {
 		Eventually(func(g Gomega) []string { return eventReasons(g, getMyApp(ns, "web")(g)) }).Should(ContainElement(status.ReasonChildNotOwned))
 	})
 
+	It("leaves alone a same-named autoscaler it does not own while autoscaling is off", func() {
+		foreign := &autoscalingv2.HorizontalPodAutoscaler{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "other"},
+				MaxReplicas:    3,
+			},
+		}
+		Expect(k8s.Create(suiteCtx, foreign)).To(Succeed())
+		createMyApp(ns, "web", nil)
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(condition(g, a, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) string { return getHPA(ns, "web")(g).ResourceVersion }, "2s").Should(Equal(foreign.ResourceVersion))
+
+		By("reporting it once autoscaling is turned on, since the MyApp would need that name")
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(3))}
+		})
+		Eventually(func(g Gomega) string {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionDegraded).Reason
+		}).Should(Equal(status.ReasonChildNotOwned))
+		Expect(getHPA(ns, "web")(Default).ResourceVersion).To(Equal(foreign.ResourceVersion))
+	})
+
 	It("changes nothing at steady state", func() {
 		createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(4))}

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,6 +38,20 @@ var _ = Describe("A MyApp on a real cluster", Ordered, Serial, func() {
 		newMyApp(ns, "web", "nginx:1.27", 3)
 		By("running 3 ready pods and reporting Ready")
 		expectReady(ns, "web", 3)
+		By("giving its Service an endpoint per ready pod")
+		Eventually(func(g Gomega) int {
+			slices := &discoveryv1.EndpointSliceList{}
+			g.Expect(k8s.List(ctx, slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: "web"})).To(Succeed())
+			ready := 0
+			for _, sl := range slices.Items {
+				for _, ep := range sl.Endpoints {
+					if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+						ready++
+					}
+				}
+			}
+			return ready
+		}).Should(Equal(3))
 
 		By("following `kubectl scale` through the scale subresource")
 		kubectl("-n", ns, "scale", "myapp/web", "--replicas=5")

@@ -1,7 +1,10 @@
 package olm
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -12,8 +15,13 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 const (
@@ -74,8 +82,53 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{}))
 		}).Should(BeTrue(), "the replaced CSV should be removed")
 		AddReportEntry("OLM upgrade to 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
+
+		By("running the manager with nothing but the permissions OLM granted from the CSV")
+		// The simulated nodes run no containers, so the manager runs here, as the CSV's
+		// service account (impersonated), with the settings the CSV's Deployment gives it.
+		runManagerAs(operatorSA)
+		Expect(k8s.Create(ctx, &examplev1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: "web"},
+			Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(2))},
+		})).To(Succeed())
+		Eventually(func(g Gomega) {
+			app := &examplev1.MyApp{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "web"}, app)).To(Succeed())
+			ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+			g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
+		}).Should(Succeed())
+		log, err := os.ReadFile(managerLog)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(strings.ToLower(string(log))).NotTo(ContainSubstring("forbidden"))
 	})
 })
+
+// managerLog is where runManagerAs writes the manager's output.
+var managerLog string
+
+// runManagerAs starts the manager binary against the cluster as the given service account of
+// the install namespace, watching the OperatorGroup's target namespace, as OLM's Deployment
+// would run it.
+func runManagerAs(sa string) {
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = "system:serviceaccount:" + installNS + ":" + sa
+		auth.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + installNS, "system:authenticated"}
+	}
+	impersonating := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
+	metrics, err := utils.FreeLoopbackAddr()
+	Expect(err).NotTo(HaveOccurred())
+	managerLog = filepath.Join(logDir, "olm-test-manager.log")
+	run("manager", managerBin, []string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + installNS},
+		"--leader-elect", "--leader-election-namespace="+installNS,
+		"--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // approveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
 // and waits until OLM has executed it.

@@ -18,6 +18,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/test/utils"
 )
 
@@ -28,6 +29,7 @@ var (
 	catalogDir         = filepath.Join("..", "..", "catalog")
 	ctx                = context.Background()
 	olmBinDir, opmBin  string
+	managerBin         string
 )
 
 func TestOLM(t *testing.T) {
@@ -37,15 +39,16 @@ func TestOLM(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
-	if kubeconfig == "" || olmBinDir == "" || opmBin == "" {
-		Skip("E2E_KUBECONFIG, E2E_OLM_BIN and E2E_OPM are not set: run `make test-olm`")
+	managerBin = os.Getenv("E2E_MANAGER")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM and E2E_MANAGER are not set: run `make test-olm`")
 	}
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
 
 	var err error
-	k8s, err = utils.NewClient(kubeconfig, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme)
+	k8s, err = utils.NewClient(kubeconfig, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme, examplev1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 
 	// The catalog, exactly as committed, served over gRPC on a free loopback port.
@@ -53,7 +56,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, port, err := net.SplitHostPort(catalogAddress)
 	Expect(err).NotTo(HaveOccurred())
-	run("opm-serve", opmBin, "serve", catalogDir, "-p", port)
+	run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port)
 	Eventually(func() error {
 		c, err := net.Dial("tcp", catalogAddress)
 		if err == nil {
@@ -63,16 +66,17 @@ var _ = BeforeSuite(func() {
 	}).Should(Succeed())
 
 	// OLM's operators, out of cluster, as the admin of the local cluster.
-	run("olm", filepath.Join(olmBinDir, "olm"), "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName=")
-	run("catalog", filepath.Join(olmBinDir, "catalog"), "--namespace=olm", "--writeStatusName=", "--kubeconfig="+kubeconfig)
+	run("olm", filepath.Join(olmBinDir, "olm"), nil, "--namespace=olm", "--writeStatusName=", "--writePackageServerStatusName=")
+	run("catalog", filepath.Join(olmBinDir, "catalog"), nil, "--namespace=olm", "--writeStatusName=", "--kubeconfig="+kubeconfig)
 })
 
-// run starts a process that lives until the suite ends, logging to the cluster's log folder.
-func run(name, bin string, args ...string) {
+// run starts a process that lives until the suite (or the spec that started it) ends, logging
+// to the cluster's log folder. env overrides the test's environment.
+func run(name, bin string, env []string, args ...string) {
 	logFile, err := os.Create(filepath.Join(logDir, "olm-test-"+name+".log"))
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	Expect(cmd.Start()).To(Succeed(), "starting %s", name)
 	exited := make(chan struct{})
