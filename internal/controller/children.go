@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -71,12 +72,8 @@ func (r *MyAppReconciler) applyChild(ctx context.Context, app *examplev1.MyApp, 
 		return &applyError{kind: kind, name: name, err: err}
 	}
 	// The API server's answer was decoded into cfg; read it back as the typed object.
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		return fmt.Errorf("encoding applied %s %s: %w", kind, name, err)
-	}
-	if err := json.Unmarshal(raw, obj); err != nil {
-		return fmt.Errorf("decoding applied %s %s: %w", kind, name, err)
+	if err := replaceFromApplied(cfg, obj); err != nil {
+		return fmt.Errorf("reading back applied %s %s: %w", kind, name, err)
 	}
 
 	switch {
@@ -158,6 +155,19 @@ func (r *MyAppReconciler) handOverReplicas(ctx context.Context, app *examplev1.M
 		return &applyError{kind: "Deployment", name: app.Name, err: err}
 	}
 	return nil
+}
+
+// replaceFromApplied makes obj exactly the object the API server returned into cfg. obj is
+// emptied first: decoding JSON into a filled struct would keep whatever the answer leaves
+// out, such as a status count that dropped to zero (omitempty) or a removed annotation.
+func replaceFromApplied(cfg runtime.ApplyConfiguration, obj client.Object) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	v := reflect.ValueOf(obj).Elem()
+	v.Set(reflect.Zero(v.Type()))
+	return json.Unmarshal(raw, obj)
 }
 
 func kindOf(scheme *runtime.Scheme, obj runtime.Object) string {
