@@ -232,14 +232,21 @@ demo: manifests cluster-up build $(KUSTOMIZE) ## The main job: local cluster, CR
 	@echo "  $(KUBECTL) get myapps          # kubectl built for this cluster (any kubectl works)"
 	@echo "  logs of every component:  $(CLUSTER_STATE)/logs/"
 
+# on-own-cluster runs a target against a local cluster kept in the given state folder and
+# tears that cluster down afterwards, whatever the target's outcome, which it returns:
+# $(call on-own-cluster,state-dir,target). E2E_KEEP=1 keeps the cluster and its logs.
+define on-own-cluster
+rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(1) $(2) || rc=$$?; \
+if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(1) down; fi; exit $$rc
+endef
+
 # The end-to-end tests get a cluster of their own, so that they can run beside `make demo`,
 # and tear it down afterwards (E2E_KEEP=1 keeps it, with its logs, for a look).
 E2E_STATE ?= $(CURDIR)/.localcluster-e2e
 E2E_FLAGS ?=
 .PHONY: test-e2e
 test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## End-to-end tests on a fresh local cluster, the operator run as a separate process.
-	rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(E2E_STATE) e2e-run || rc=$$?; \
-	if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(E2E_STATE) down; fi; exit $$rc
+	$(call on-own-cluster,$(E2E_STATE),e2e-run)
 
 .PHONY: e2e-run
 e2e-run:
@@ -254,8 +261,7 @@ e2e-run:
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
 .PHONY: test-olm
 test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
-	rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(OLM_STATE) olm-run || rc=$$?; \
-	if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(OLM_STATE) down; fi; exit $$rc
+	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
 olm-run:
