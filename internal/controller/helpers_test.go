@@ -46,37 +46,24 @@ func key(ns, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
 
-func getMyApp(ns, name string) func(Gomega) *examplev1.MyApp {
-	return func(g Gomega) *examplev1.MyApp {
-		app := &examplev1.MyApp{}
-		g.Expect(k8s.Get(suiteCtx, key(ns, name), app)).To(Succeed())
-		return app
+// get returns a poller that reads the named object of type T from the API server.
+func get[T any, PT interface {
+	*T
+	client.Object
+}](ns, name string) func(Gomega) PT {
+	return func(g Gomega) PT {
+		obj := PT(new(T))
+		g.Expect(k8s.Get(suiteCtx, key(ns, name), obj)).To(Succeed())
+		return obj
 	}
 }
 
-func getDeployment(ns, name string) func(Gomega) *appsv1.Deployment {
-	return func(g Gomega) *appsv1.Deployment {
-		d := &appsv1.Deployment{}
-		g.Expect(k8s.Get(suiteCtx, key(ns, name), d)).To(Succeed())
-		return d
-	}
-}
-
-func getService(ns, name string) func(Gomega) *corev1.Service {
-	return func(g Gomega) *corev1.Service {
-		s := &corev1.Service{}
-		g.Expect(k8s.Get(suiteCtx, key(ns, name), s)).To(Succeed())
-		return s
-	}
-}
-
-func getHPA(ns, name string) func(Gomega) *autoscalingv2.HorizontalPodAutoscaler {
-	return func(g Gomega) *autoscalingv2.HorizontalPodAutoscaler {
-		h := &autoscalingv2.HorizontalPodAutoscaler{}
-		g.Expect(k8s.Get(suiteCtx, key(ns, name), h)).To(Succeed())
-		return h
-	}
-}
+var (
+	getMyApp      = get[examplev1.MyApp]
+	getDeployment = get[appsv1.Deployment]
+	getService    = get[corev1.Service]
+	getHPA        = get[autoscalingv2.HorizontalPodAutoscaler]
+)
 
 // container is the single container of a Deployment's pods.
 func container(g Gomega, d *appsv1.Deployment) corev1.Container {

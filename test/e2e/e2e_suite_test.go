@@ -52,11 +52,8 @@ var _ = BeforeSuite(func() {
 
 // operator is one process of the manager binary.
 type operator struct {
-	name    string
-	cmd     *exec.Cmd
-	log     string
+	*utils.Process
 	metrics string
-	exited  chan struct{}
 }
 
 // startOperator runs the manager with leader election, its metrics served in plain HTTP on a
@@ -64,39 +61,26 @@ type operator struct {
 func startOperator(name string) *operator {
 	addr, err := utils.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-
-	o := &operator{name: name, log: filepath.Join(logDir, "e2e-"+name+".log"), metrics: "http://" + addr + "/metrics", exited: make(chan struct{})}
-	logFile, err := os.Create(o.log)
-	Expect(err).NotTo(HaveOccurred())
-	o.cmd = exec.Command(managerBin, "--leader-elect", "--leader-election-namespace=default",
+	p, err := utils.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
+		[]string{"KUBECONFIG=" + kubeconfig},
+		"--leader-elect", "--leader-election-namespace=default",
 		"--health-probe-bind-address=0", "--metrics-bind-address="+addr, "--metrics-secure=false")
-	o.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
-	Expect(o.cmd.Start()).To(Succeed())
-	go func() {
-		_ = o.cmd.Wait()
-		_ = logFile.Close()
-		close(o.exited)
-	}()
+	Expect(err).NotTo(HaveOccurred())
+	o := &operator{Process: p, metrics: "http://" + addr + "/metrics"}
 	DeferCleanup(func() { o.stop(syscall.SIGTERM) })
-	GinkgoWriter.Printf("started operator %s (pid %d), log %s\n", name, o.cmd.Process.Pid, o.log)
+	GinkgoWriter.Printf("started operator %s (pid %d), log %s\n", name, p.Pid(), p.Log)
 	return o
 }
 
 // stop signals the process and waits for it to exit.
 func (o *operator) stop(sig syscall.Signal) {
-	select {
-	case <-o.exited:
-		return
-	default:
-	}
-	_ = o.cmd.Process.Signal(sig)
-	Eventually(o.exited).WithTimeout(45 * time.Second).Should(BeClosed())
+	o.Signal(sig)
+	Eventually(o.Exited()).WithTimeout(45 * time.Second).Should(BeClosed())
 }
 
 // logContains tells whether the operator's log holds a line with s.
 func (o *operator) logContains(s string) bool {
-	b, err := os.ReadFile(o.log)
+	b, err := os.ReadFile(o.Log)
 	return err == nil && strings.Contains(string(b), s)
 }
 

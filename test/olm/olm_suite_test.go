@@ -7,7 +7,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,21 +72,12 @@ var _ = BeforeSuite(func() {
 // run starts a process that lives until the suite (or the spec that started it) ends, logging
 // to the cluster's log folder. env overrides the test's environment.
 func run(name, bin string, env []string, args ...string) {
-	logFile, err := os.Create(filepath.Join(logDir, "olm-test-"+name+".log"))
+	p, err := utils.StartProcess(name, filepath.Join(logDir, "olm-test-"+name+".log"), bin,
+		append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...)
 	Expect(err).NotTo(HaveOccurred())
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	Expect(cmd.Start()).To(Succeed(), "starting %s", name)
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logFile.Close()
-		close(exited)
-	}()
-	GinkgoWriter.Printf("started %s (pid %d), log %s\n", name, cmd.Process.Pid, logFile.Name())
+	GinkgoWriter.Printf("started %s (pid %d), log %s\n", name, p.Pid(), p.Log)
 	DeferCleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
+		p.Signal(os.Kill)
+		<-p.Exited()
 	})
 }
