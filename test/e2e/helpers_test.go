@@ -15,12 +15,29 @@ import (
 	"github.com/example/myapp-operator/internal/desired"
 )
 
+// testNamespacePrefix starts the name of every namespace the stories make.
+const testNamespacePrefix = "e2e-"
+
 // newNamespace makes a namespace for one story and deletes it afterwards.
 func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: testNamespacePrefix}}
 	Expect(k8s.Create(ctx, ns)).To(Succeed())
 	DeferCleanup(func() { _ = k8s.Delete(ctx, ns) })
 	return ns.Name
+}
+
+// otherTestNamespaces lists the namespaces of other stories that still exist, terminating
+// ones included.
+func otherTestNamespaces(g Gomega, except string) []string {
+	list := &corev1.NamespaceList{}
+	g.Expect(k8s.List(ctx, list)).To(Succeed())
+	var names []string
+	for _, n := range list.Items {
+		if n.GenerateName == testNamespacePrefix && n.Name != except {
+			names = append(names, n.Name)
+		}
+	}
+	return names
 }
 
 func newMyApp(ns, name, image string, replicas int32) *examplev1.MyApp {
