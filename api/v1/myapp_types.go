@@ -1,6 +1,7 @@
 package v1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,26 +19,30 @@ const (
 // MyAppSpec is the desired state of a stateless application: one container image run by a
 // Deployment, exposed by a Service, and optionally scaled by a HorizontalPodAutoscaler.
 type MyAppSpec struct {
-	// Replicas is the number of pods to run while autoscaling is disabled. While autoscaling
-	// is enabled the HorizontalPodAutoscaler decides the number of pods and this field is
-	// ignored.
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
+	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
+	// application to zero (the MyApp is then Ready with 0 of 0 pods). While autoscaling is
+	// enabled the HorizontalPodAutoscaler decides the number of pods and this field is
+	// ignored. Defaults to 1.
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Image is the container image to run, as a registry reference such as "nginx:1.27" or
-	// "registry.example.com:5000/team/app@sha256:<hex digest>".
+	// Image is the container image to run, as a registry reference such as
+	// "nginxinc/nginx-unprivileged:1.27" or
+	// "registry.example.com:5000/team/app@sha256:<64 lower-case hex digits>". A digest must be
+	// one the container runtime can verify: sha256 (64 hex digits), sha384 (96) or sha512
+	// (128), in lower case.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?([.][a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')",message="must be a valid image reference such as nginx:1.27 or registry.example.com/team/app@sha256:<hex digest>"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?([.][a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*(:[0-9]+)?/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127})?(@(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128}))?$')",message="must be a valid image reference such as nginx:1.27 or registry.example.com/team/app@sha256:<64 lower-case hex digits>"
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Image",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Image string `json:"image"`
 
-	// Port is the TCP port the container listens on; the Service exposes the same port.
+	// Port is the TCP port the container listens on; the Service exposes the same port, and
+	// the default readiness probe checks that it accepts connections. Defaults to 8080.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=8080
@@ -60,6 +65,7 @@ type MyAppSpec struct {
 	Env []EnvVar `json:"env,omitempty"`
 
 	// ServiceType is how the Service is exposed: ClusterIP, NodePort or LoadBalancer.
+	// Defaults to ClusterIP.
 	// +kubebuilder:default=ClusterIP
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service type",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:ClusterIP","urn:alm:descriptor:com.tectonic.ui:select:NodePort","urn:alm:descriptor:com.tectonic.ui:select:LoadBalancer"}
@@ -69,38 +75,142 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Autoscaling"
 	AutoScaling *AutoScalingSpec `json:"autoScaling,omitempty"`
+
+	// Command replaces the image's entrypoint. Not run in a shell.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Command []string `json:"command,omitempty"`
+
+	// Args replaces the image's command arguments.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Args []string `json:"args,omitempty"`
+
+	// ReadinessProbe decides when a pod receives traffic and counts as ready. Defaults to a
+	// TCP check of the MyApp's port, so that Ready means "accepting connections".
+	// +optional
+	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
+
+	// LivenessProbe restarts the container when it fails. Defaults to none.
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a liveness probe",fieldPath=".successThreshold"
+	// +optional
+	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
+
+	// StartupProbe holds the other probes back until it passes once, for slow starters.
+	// Defaults to none.
+	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a startup probe",fieldPath=".successThreshold"
+	// +optional
+	StartupProbe *Probe `json:"startupProbe,omitempty"`
+
+	// SecurityContext is the container's security context. Fields left out take the
+	// defaults of the "restricted" Pod Security Standard: allowPrivilegeEscalation false
+	// and capabilities {drop: [ALL]} (a capabilities field given here replaces that default
+	// whole). Set a field to override its default.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// PodSecurityContext is the pod's security context. Fields left out take the defaults of
+	// the "restricted" Pod Security Standard: runAsNonRoot true and seccompProfile
+	// {type: RuntimeDefault}. Set runAsNonRoot false for an image that must run as root.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// ServiceAccountName is the ServiceAccount the pods run as. Defaults to the namespace's
+	// "default" account.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid ServiceAccount name: lower case letters, digits, '-' and '.'"
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// ImagePullSecrets name Secrets in the MyApp's namespace holding registry credentials.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// PodLabels are extra labels on the pods. The operator's own pod labels
+	// (app.kubernetes.io/name, app.kubernetes.io/managed-by and keys under
+	// myapp.example.com/) cannot be set here.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="label keys must be qualified names such as app or example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/') && k != 'app.kubernetes.io/name' && k != 'app.kubernetes.io/managed-by')",message="must not set app.kubernetes.io/name, app.kubernetes.io/managed-by or keys under myapp.example.com/: the operator sets them"
+	// +optional
+	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
+
+	// PodAnnotations are extra annotations on the pods.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// ServiceAnnotations are extra annotations on the Service, e.g. for a cloud load
+	// balancer. Keys under myapp.example.com/ are the operator's.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/'))",message="must not set keys under myapp.example.com/: the operator sets them"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +optional
+	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
+
+	// NodeSelector limits the pods to nodes carrying all these labels.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="label keys must be qualified names such as disktype or example.com/zone"
+	// +optional
+	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods run on nodes with matching taints.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity holds the pods' node affinity and pod (anti-)affinity rules.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints spread the pods across zones or nodes. A constraint without
+	// a labelSelector selects the MyApp's own pods.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// RollingUpdate tunes how a new pod template replaces the old pods. Defaults to the
+	// Deployment's 25% surge and 25% unavailable.
+	// +optional
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+
+	// PodDisruptionBudget, when set, makes the operator keep a PodDisruptionBudget for the
+	// pods, named after the MyApp. Removing the field removes the budget.
+	// +optional
+	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 }
 
-// ResourceRequirements are the compute resources of the application's container.
-// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !has(self.requests.cpu) || !has(self.limits.cpu) || !isQuantity(self.requests.cpu) || !isQuantity(self.limits.cpu) || quantity(self.requests.cpu).compareTo(quantity(self.limits.cpu)) <= 0",message="must not exceed limits.cpu",fieldPath=".requests.cpu"
-// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !has(self.requests.memory) || !has(self.limits.memory) || !isQuantity(self.requests.memory) || !isQuantity(self.limits.memory) || quantity(self.requests.memory).compareTo(quantity(self.limits.memory)) <= 0",message="must not exceed limits.memory",fieldPath=".requests.memory"
+// ResourceRequirements are the compute resources of the application's container, written as
+// in a Pod: any resource name (cpu, memory, ephemeral-storage, hugepages-2Mi, or an extended
+// resource such as nvidia.com/gpu) mapped to a quantity, as a number (cpu: 1,
+// memory: 1073741824) or a string ("500m", "256Mi"). For each resource, the request must not
+// exceed the limit.
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('cpu' in self.requests) || !('cpu' in self.limits) || !isQuantity(string(self.requests['cpu'])) || !isQuantity(string(self.limits['cpu'])) || quantity(string(self.requests['cpu'])).compareTo(quantity(string(self.limits['cpu']))) <= 0",message="cpu must not exceed limits.cpu",fieldPath=".requests"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('memory' in self.requests) || !('memory' in self.limits) || !isQuantity(string(self.requests['memory'])) || !isQuantity(string(self.limits['memory'])) || quantity(string(self.requests['memory'])).compareTo(quantity(string(self.limits['memory']))) <= 0",message="memory must not exceed limits.memory",fieldPath=".requests"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('ephemeral-storage' in self.requests) || !('ephemeral-storage' in self.limits) || !isQuantity(string(self.requests['ephemeral-storage'])) || !isQuantity(string(self.limits['ephemeral-storage'])) || quantity(string(self.requests['ephemeral-storage'])).compareTo(quantity(string(self.limits['ephemeral-storage']))) <= 0",message="ephemeral-storage must not exceed limits.ephemeral-storage",fieldPath=".requests"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || !(k in self.limits) || !isQuantity(string(self.requests[k])) || !isQuantity(string(self.limits[k])) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must not exceed the limit of the same resource",fieldPath=".requests"
 type ResourceRequirements struct {
-	// Limits are the most the container may use.
+	// Limits are the most the container may use, by resource name.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || k.startsWith('hugepages-') || k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="resource names must be cpu, memory, ephemeral-storage, hugepages-<size> or a domain-qualified extended resource such as nvidia.com/gpu"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Limits"
-	Limits *ResourceList `json:"limits,omitempty"`
+	Limits map[corev1.ResourceName]Quantity `json:"limits,omitempty"`
 
-	// Requests are what the scheduler reserves for the container.
+	// Requests are what the scheduler reserves for the container, by resource name.
+	// +kubebuilder:validation:MaxProperties=16
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || k.startsWith('hugepages-') || k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="resource names must be cpu, memory, ephemeral-storage, hugepages-<size> or a domain-qualified extended resource such as nvidia.com/gpu"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Requests"
-	Requests *ResourceList `json:"requests,omitempty"`
-}
-
-// ResourceList is an amount of CPU and memory, each a Kubernetes quantity.
-type ResourceList struct {
-	// CPU is a quantity of CPU such as "500m" or "2".
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).compareTo(quantity('0')) >= 0",message="must be a non-negative Kubernetes quantity such as 500m or 2"
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="CPU"
-	CPU string `json:"cpu,omitempty"`
-
-	// Memory is a quantity of memory such as "256Mi" or "1Gi".
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).compareTo(quantity('0')) >= 0",message="must be a non-negative Kubernetes quantity such as 256Mi or 1Gi"
-	// +optional
-	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Memory"
-	Memory string `json:"memory,omitempty"`
+	Requests map[corev1.ResourceName]Quantity `json:"requests,omitempty"`
 }
 
 // EnvVar is one environment variable of the container. Exactly one of value and valueFrom
@@ -174,7 +284,6 @@ type AutoScalingSpec struct {
 
 	// MinReplicas is the fewest pods the autoscaler keeps.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=1
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Minimum replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
@@ -182,7 +291,6 @@ type AutoScalingSpec struct {
 
 	// MaxReplicas is the most pods the autoscaler may run; required when enabled.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
@@ -197,17 +305,30 @@ type AutoScalingSpec struct {
 	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
-// Condition types a MyApp reports.
+// Condition types a MyApp reports. All five are present from the first status the operator
+// writes. Ready, Reconciling and Stalled follow the kstatus convention that Flux, kpt and
+// cli-utils read; Progressing and Degraded follow the OpenShift one. One decision computes
+// them all, so they never disagree.
 const (
-	// ConditionReady is True when the Deployment for the MyApp's current generation is
-	// fully rolled out and all its replicas are available.
+	// ConditionReady is True when the Deployment is Available and runs the current pod
+	// template everywhere. A scale-up with enough pods available keeps it True.
 	ConditionReady = "Ready"
-	// ConditionProgressing is True while a rollout is under way.
+	// ConditionReconciling is True while the operator or the Deployment is still working
+	// towards the spec: a rollout, a scale, a migration.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when progress stopped on a problem the user must fix.
+	ConditionStalled = "Stalled"
+	// ConditionProgressing is True while a rollout or scale is under way, like Reconciling.
 	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when something the operator cannot fix by itself stands in
-	// the way: the reason says what.
+	// ConditionDegraded is True on any problem, terminal (also Stalled) or not (the operator
+	// retries, or the autoscaler cannot scale).
 	ConditionDegraded = "Degraded"
 )
+
+// ReconcileRequestAnnotation asks for a reconcile when its value changes, as Flux's
+// reconcile.fluxcd.io/requestedAt does; status.lastHandledReconcileAt echoes the value.
+// `kubectl annotate myapp/web myapp.example.com/reconcile-requested-at="$(date +%s)" --overwrite`
+const ReconcileRequestAnnotation = "myapp.example.com/reconcile-requested-at"
 
 // MyAppStatus is the observed state of a MyApp.
 type MyAppStatus struct {
@@ -216,12 +337,26 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Observed generation"
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Conditions are Ready, Progressing and Degraded, each with a stable reason.
+	// Conditions are Ready, Reconciling, Stalled, Progressing and Degraded, each with a
+	// stable reason: Available, RollingOut, Scaling, RolloutComplete, AsExpected,
+	// SelectorMigration, WaitingForPredecessor, ProgressDeadlineExceeded, ReplicaFailure,
+	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed or AutoscalerUnableToScale.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Conditions",xDescriptors={"urn:alm:descriptor:io.kubernetes.conditions"}
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Replicas is the number of pods the Deployment runs, of any template; the scale
+	// subresource reports it.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// UpdatedReplicas is the number of pods that run the current pod template.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Updated replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
+	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
 
 	// ReadyReplicas is the number of the Deployment's pods that are ready.
 	// +optional
@@ -238,17 +373,24 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Selector",xDescriptors={"urn:alm:descriptor:io.kubernetes.selector"}
 	Selector string `json:"selector,omitempty"`
 
+	// LastHandledReconcileAt is the value of the myapp.example.com/reconcile-requested-at
+	// annotation the operator last reconciled.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last handled reconcile request"
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
 	// LastUpdateTime is when any other field of the status last changed.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last update time"
 	LastUpdateTime *metav1.Time `json:"lastUpdateTime,omitempty"`
 }
 
-// MyApp runs a stateless application: a Deployment, a Service and, while autoscaling is
-// enabled, a HorizontalPodAutoscaler, all named after the MyApp and owned by it.
+// MyApp runs a stateless application: a Deployment, a Service, while autoscaling is enabled
+// a HorizontalPodAutoscaler, and when asked for a PodDisruptionBudget, all named after the
+// MyApp and owned by it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.readyReplicas,selectorpath=.status.selector
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ma,categories=all
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="metadata.name must be at most 63 lower case letters, digits and '-', starting with a letter and ending with a letter or digit, because it also names the MyApp's Service"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
@@ -256,7 +398,7 @@ type MyAppStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +operator-sdk:csv:customresourcedefinitions:displayName="MyApp",resources={{Deployment,v1},{Service,v1},{HorizontalPodAutoscaler,v2}}
+// +operator-sdk:csv:customresourcedefinitions:displayName="MyApp",resources={{Deployment,v1},{Service,v1},{HorizontalPodAutoscaler,v2},{PodDisruptionBudget,v1}}
 type MyApp struct {
 	metav1.TypeMeta `json:",inline"`
 

@@ -3,6 +3,7 @@ package v1_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,17 +73,28 @@ func TestAdmissionRejects(t *testing.T) {
 		{"image-with-space", `{"image":"nginx 1.27"}`, "spec.image", "valid image reference"},
 		{"image-bad-tag", `{"image":"nginx:-1"}`, "spec.image", "valid image reference"},
 		{"image-bad-digest", `{"image":"nginx@sha256:abc"}`, "spec.image", "valid image reference"},
-		{"zero-replicas", `{"image":"nginx","replicas":0}`, "spec.replicas", "greater than or equal to 1"},
-		{"too-many-replicas", `{"image":"nginx","replicas":101}`, "spec.replicas", "less than or equal to 100"},
+		{"image-short-sha256", `{"image":"nginx@sha256:0123456789abcdef0123456789abcdef"}`, "spec.image", "64 lower-case hex"},
+		{"image-upper-hex-digest", `{"image":"nginx@sha256:0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"}`, "spec.image", "valid image reference"},
+		{"image-long-sha256", `{"image":"nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"}`, "spec.image", "valid image reference"},
+		{"image-unknown-algorithm", `{"image":"nginx@md5:0123456789abcdef0123456789abcdef"}`, "spec.image", "valid image reference"},
+		{"image-short-sha512", `{"image":"nginx@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`, "spec.image", "valid image reference"},
+		{"negative-replicas", `{"image":"nginx","replicas":-1}`, "spec.replicas", "greater than or equal to 0"},
 		{"string-replicas", `{"image":"nginx","replicas":"3"}`, "spec.replicas", ""},
 		{"zero-port", `{"image":"nginx","port":0}`, "spec.port", ""},
 		{"port-too-high", `{"image":"nginx","port":65536}`, "spec.port", ""},
 		{"bad-service-type", `{"image":"nginx","serviceType":"ExternalName"}`, "spec.serviceType", "Unsupported value"},
-		{"bad-cpu", `{"image":"nginx","resources":{"limits":{"cpu":"lots"}}}`, "spec.resources.limits.cpu", "quantity"},
-		{"bad-memory", `{"image":"nginx","resources":{"requests":{"memory":"1 GB"}}}`, "spec.resources.requests.memory", "quantity"},
-		{"negative-cpu", `{"image":"nginx","resources":{"requests":{"cpu":"-1"}}}`, "spec.resources.requests.cpu", "non-negative"},
-		{"cpu-request-over-limit", `{"image":"nginx","resources":{"limits":{"cpu":"500m"},"requests":{"cpu":"1"}}}`, "spec.resources.requests.cpu", "must not exceed limits.cpu"},
-		{"memory-request-over-limit", `{"image":"nginx","resources":{"limits":{"memory":"1Gi"},"requests":{"memory":"2Gi"}}}`, "spec.resources.requests.memory", "must not exceed limits.memory"},
+		{"bad-cpu", `{"image":"nginx","resources":{"limits":{"cpu":"lots"}}}`, "spec.resources.limits[cpu]", "quantity"},
+		{"bad-memory", `{"image":"nginx","resources":{"requests":{"memory":"1 GB"}}}`, "spec.resources.requests[memory]", "quantity"},
+		{"negative-cpu", `{"image":"nginx","resources":{"requests":{"cpu":"-1"}}}`, "spec.resources.requests[cpu]", "non-negative"},
+		{"negative-int-memory", `{"image":"nginx","resources":{"limits":{"memory":-5}}}`, "spec.resources.limits[memory]", "non-negative"},
+		{"fractional-exponent", `{"image":"nginx","resources":{"limits":{"cpu":"1e1.5"}}}`, "spec.resources.limits[cpu]", "quantity"},
+		{"quantity-too-long", `{"image":"nginx","resources":{"limits":{"cpu":"` + strings.Repeat("1", 65) + `"}}}`, "spec.resources.limits.cpu", "64 bytes"},
+		{"bad-resource-name", `{"image":"nginx","resources":{"limits":{"gpu":"1"}}}`, "spec.resources.limits", "resource names"},
+		{"too-many-resources", `{"image":"nginx","resources":{"limits":{` + manyResources(17) + `}}}`, "spec.resources.limits", "16"},
+		{"cpu-request-over-limit", `{"image":"nginx","resources":{"limits":{"cpu":"500m"},"requests":{"cpu":"1"}}}`, "spec.resources.requests", "cpu must not exceed limits.cpu"},
+		{"int-cpu-request-over-limit", `{"image":"nginx","resources":{"limits":{"cpu":1},"requests":{"cpu":2}}}`, "spec.resources.requests", "cpu must not exceed limits.cpu"},
+		{"memory-request-over-limit", `{"image":"nginx","resources":{"limits":{"memory":"1Gi"},"requests":{"memory":"2Gi"}}}`, "spec.resources.requests", "memory must not exceed limits.memory"},
+		{"gpu-request-over-limit", `{"image":"nginx","resources":{"limits":{"nvidia.com/gpu":1},"requests":{"nvidia.com/gpu":2}}}`, "spec.resources.requests", "must not exceed the limit"},
 		{"env-bad-name", `{"image":"nginx","env":[{"name":"1ABC","value":"x"}]}`, "spec.env[0].name", "valid environment variable name"},
 		{"env-name-with-equals", `{"image":"nginx","env":[{"name":"A=B"}]}`, "spec.env[0].name", "valid environment variable name"},
 		{"env-duplicate-name", `{"image":"nginx","env":[{"name":"A","value":"1"},{"name":"A","value":"2"}]}`, "spec.env[1]", "Duplicate value"},
@@ -91,12 +103,51 @@ func TestAdmissionRejects(t *testing.T) {
 		{"env-from-neither", `{"image":"nginx","env":[{"name":"A","valueFrom":{}}]}`, "spec.env[0].valueFrom", "exactly one"},
 		{"env-secret-bad-name", `{"image":"nginx","env":[{"name":"A","valueFrom":{"secretKeyRef":{"name":"Bad_Name","key":"k"}}}]}`, "spec.env[0].valueFrom.secretKeyRef.name", ""},
 		{"env-configmap-no-key", `{"image":"nginx","env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c"}}}]}`, "spec.env[0].valueFrom.configMapKeyRef.key", "Required"},
+		{"env-too-many", `{"image":"nginx","env":[` + manyEnv(101) + `]}`, "spec.env", "must have at most 100 items"},
 		{"autoscaling-without-max", `{"image":"nginx","autoScaling":{"enabled":true}}`, "spec.autoScaling.maxReplicas", "required when autoscaling is enabled"},
 		{"autoscaling-min-over-max", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":5,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", "must not exceed maxReplicas"},
 		{"autoscaling-zero-min", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":0,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", ""},
-		{"autoscaling-max-too-high", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":101}}`, "spec.autoScaling.maxReplicas", ""},
+		{"autoscaling-zero-max", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":0}}`, "spec.autoScaling.maxReplicas", ""},
 		{"autoscaling-target-zero", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":3,"targetCPUUtilizationPercentage":0}}`, "spec.autoScaling.targetCPUUtilizationPercentage", ""},
 		{"autoscaling-target-over-100", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":3,"targetCPUUtilizationPercentage":101}}`, "spec.autoScaling.targetCPUUtilizationPercentage", ""},
+		{"probe-no-handler", `{"image":"nginx","readinessProbe":{"periodSeconds":5}}`, "spec.readinessProbe", "exactly one of httpGet, tcpSocket, grpc and exec"},
+		{"probe-two-handlers", `{"image":"nginx","readinessProbe":{"tcpSocket":{},"exec":{"command":["true"]}}}`, "spec.readinessProbe", "exactly one"},
+		{"probe-http-relative-path", `{"image":"nginx","readinessProbe":{"httpGet":{"path":"healthz"}}}`, "spec.readinessProbe.httpGet.path", "must start with '/'"},
+		{"probe-http-port-zero", `{"image":"nginx","livenessProbe":{"httpGet":{"port":0}}}`, "spec.livenessProbe.httpGet.port", "port number from 1 to 65535"},
+		{"probe-http-port-name-too-long", `{"image":"nginx","readinessProbe":{"httpGet":{"port":"a-very-long-port-name"}}}`, "spec.readinessProbe.httpGet.port", "port name"},
+		{"probe-http-bad-scheme", `{"image":"nginx","readinessProbe":{"httpGet":{"scheme":"FTP"}}}`, "spec.readinessProbe.httpGet.scheme", "Unsupported value"},
+		{"probe-http-bad-header", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"bad header","value":"x"}]}}}`, "spec.readinessProbe.httpGet.httpHeaders[0].name", "HTTP header name"},
+		{"probe-tcp-port-too-high", `{"image":"nginx","startupProbe":{"tcpSocket":{"port":70000}}}`, "spec.startupProbe.tcpSocket.port", "port number"},
+		{"probe-grpc-port-zero", `{"image":"nginx","readinessProbe":{"grpc":{"port":0}}}`, "spec.readinessProbe.grpc.port", ""},
+		{"probe-exec-empty", `{"image":"nginx","readinessProbe":{"exec":{"command":[]}}}`, "spec.readinessProbe.exec.command", ""},
+		{"probe-zero-period", `{"image":"nginx","readinessProbe":{"tcpSocket":{},"periodSeconds":0}}`, "spec.readinessProbe.periodSeconds", ""},
+		{"probe-negative-delay", `{"image":"nginx","readinessProbe":{"tcpSocket":{},"initialDelaySeconds":-1}}`, "spec.readinessProbe.initialDelaySeconds", ""},
+		{"liveness-success-threshold", `{"image":"nginx","livenessProbe":{"tcpSocket":{},"successThreshold":2}}`, "spec.livenessProbe.successThreshold", "must be 1 for a liveness probe"},
+		{"startup-success-threshold", `{"image":"nginx","startupProbe":{"tcpSocket":{},"successThreshold":3}}`, "spec.startupProbe.successThreshold", "must be 1 for a startup probe"},
+		{"security-capabilities-not-a-list", `{"image":"nginx","securityContext":{"capabilities":{"add":"NET_ADMIN"}}}`, "spec.securityContext.capabilities.add", ""},
+		{"security-string-run-as-user", `{"image":"nginx","securityContext":{"runAsUser":"root"}}`, "spec.securityContext.runAsUser", ""},
+		{"security-unknown-field", `{"image":"nginx","securityContext":{"privilegedd":true}}`, "spec.securityContext.privilegedd", "unknown field"},
+		{"bad-service-account", `{"image":"nginx","serviceAccountName":"Not_Valid"}`, "spec.serviceAccountName", "valid ServiceAccount name"},
+		{"duplicate-pull-secret", `{"image":"nginx","imagePullSecrets":[{"name":"a"},{"name":"a"}]}`, "spec.imagePullSecrets[1]", "Duplicate value"},
+		{"pod-label-bad-key", `{"image":"nginx","podLabels":{"bad key":"x"}}`, "spec.podLabels", "label keys must be qualified names"},
+		{"pod-label-key-name-too-long", `{"image":"nginx","podLabels":{"example.com/` + strings.Repeat("a", 64) + `":"x"}}`, "spec.podLabels", "label keys"},
+		{"pod-label-bad-value", `{"image":"nginx","podLabels":{"team":"-bad-"}}`, "spec.podLabels.team", ""},
+		{"pod-label-value-too-long", `{"image":"nginx","podLabels":{"team":"` + strings.Repeat("a", 64) + `"}}`, "spec.podLabels.team", "63"},
+		{"pod-label-selector-key", `{"image":"nginx","podLabels":{"myapp.example.com/name":"other"}}`, "spec.podLabels", "the operator sets them"},
+		{"pod-label-managed-by", `{"image":"nginx","podLabels":{"app.kubernetes.io/managed-by":"helm"}}`, "spec.podLabels", "the operator sets them"},
+		{"pod-annotation-bad-key", `{"image":"nginx","podAnnotations":{"a b":"x"}}`, "spec.podAnnotations", "annotation keys"},
+		{"service-annotation-reserved", `{"image":"nginx","serviceAnnotations":{"myapp.example.com/selector-migration":"x"}}`, "spec.serviceAnnotations", "the operator sets them"},
+		{"node-selector-bad-value", `{"image":"nginx","nodeSelector":{"zone":"a b"}}`, "spec.nodeSelector.zone", ""},
+		{"toleration-bad-seconds", `{"image":"nginx","tolerations":[{"key":"k","tolerationSeconds":"soon"}]}`, "spec.tolerations[0].tolerationSeconds", ""},
+		{"too-many-tolerations", `{"image":"nginx","tolerations":[` + strings.TrimSuffix(strings.Repeat(`{"operator":"Exists"},`, 65), ",") + `]}`, "spec.tolerations", "must have at most 64 items"},
+		{"spread-without-key", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule"}]}`, "spec.topologySpreadConstraints[0].topologyKey", "Required"},
+		{"rolling-update-both-zero", `{"image":"nginx","rollingUpdate":{"maxSurge":0,"maxUnavailable":"0%"}}`, "spec.rollingUpdate.maxUnavailable", "must not both be 0"},
+		{"rolling-update-bad-percent", `{"image":"nginx","rollingUpdate":{"maxUnavailable":"150%"}}`, "spec.rollingUpdate.maxUnavailable", "percentage from 0% to 100%"},
+		{"rolling-update-negative", `{"image":"nginx","rollingUpdate":{"maxSurge":-1}}`, "spec.rollingUpdate.maxSurge", "non-negative"},
+		{"pdb-both", `{"image":"nginx","podDisruptionBudget":{"minAvailable":1,"maxUnavailable":1}}`, "spec.podDisruptionBudget", "exactly one of minAvailable and maxUnavailable"},
+		{"pdb-neither", `{"image":"nginx","podDisruptionBudget":{}}`, "spec.podDisruptionBudget", "exactly one"},
+		{"pdb-bad-percent", `{"image":"nginx","podDisruptionBudget":{"minAvailable":"half"}}`, "spec.podDisruptionBudget.minAvailable", "percentage"},
+		{"command-too-long", `{"image":"nginx","command":[` + strings.TrimSuffix(strings.Repeat(`"x",`, 257), ",") + `]}`, "spec.command", "must have at most 256 items"},
 		{"unknown-field", `{"image":"nginx","replica":3}`, "spec.replica", "unknown field"},
 		{"name.with.dots", `{"image":"nginx"}`, "metadata.name", "names the MyApp's Service"},
 		{strings.Repeat("a", 64), `{"image":"nginx"}`, "metadata.name", ""},
@@ -120,12 +171,39 @@ func TestAdmissionRejects(t *testing.T) {
 func TestAdmissionAcceptsAndDefaults(t *testing.T) {
 	cases := []struct{ name, spec string }{
 		{"minimal", `{"image":"nginx"}`},
-		{"full", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
+		// Everything 0.2.0 accepted stays valid.
+		{"full-0-2-0", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
 			"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1000m","memory":"512Mi"}},
 			"env":[{"name":"A","value":"1"},{"name":"B"},{"name":"my.var-x","valueFrom":{"configMapKeyRef":{"name":"cfg","key":"k.1"}}}],
 			"autoScaling":{"enabled":true,"minReplicas":2,"maxReplicas":2,"targetCPUUtilizationPercentage":50}}`},
 		{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
+		{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 		{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
+		// 0.3.0 widens: scale to zero, no cap, int quantities, any resource name.
+		{"scale-to-zero", `{"image":"nginx","replicas":0}`},
+		{"many-replicas", `{"image":"nginx","replicas":5000,"autoScaling":{"enabled":false,"maxReplicas":10000}}`},
+		{"int-quantities", `{"image":"nginx","resources":{"limits":{"cpu":1,"memory":1073741824,"ephemeral-storage":"2Gi","nvidia.com/gpu":1,"hugepages-2Mi":"64Mi"},
+			"requests":{"cpu":"0.5","memory":"512Mi","nvidia.com/gpu":1}}}`},
+		{"large-int-memory", `{"image":"nginx","resources":{"limits":{"memory":68719476736}}}`},
+		{"unicode-and-100-env", `{"image":"nginx","env":[` + manyEnv(99) + `,{"name":"GREETING","value":"grüße, 世界 🚀"}]}`},
+		{"every-new-field", `{"image":"nginxinc/nginx-unprivileged:1.27","port":8080,"command":["/bin/server"],"args":["--port","8080"],
+			"readinessProbe":{"httpGet":{"path":"/ready","port":"http","scheme":"HTTP","httpHeaders":[{"name":"X-Probe","value":"1"}]},"periodSeconds":5,"failureThreshold":2},
+			"livenessProbe":{"tcpSocket":{"port":8080},"initialDelaySeconds":10,"successThreshold":1},
+			"startupProbe":{"exec":{"command":["cat","/tmp/started"]},"failureThreshold":30},
+			"securityContext":{"runAsUser":1000,"readOnlyRootFilesystem":true},
+			"podSecurityContext":{"fsGroup":2000,"seccompProfile":{"type":"RuntimeDefault"}},
+			"serviceAccountName":"web","imagePullSecrets":[{"name":"regcred"}],
+			"podLabels":{"team":"shop","example.com/tier":"front"},"podAnnotations":{"prometheus.io/scrape":"true"},
+			"serviceAnnotations":{"service.beta.kubernetes.io/aws-load-balancer-internal":"true"},
+			"nodeSelector":{"kubernetes.io/os":"linux"},
+			"tolerations":[{"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],
+			"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"myapp.example.com/name":"every-new-field"}}}}]}},
+			"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway"}],
+			"rollingUpdate":{"maxSurge":"50%","maxUnavailable":0},
+			"podDisruptionBudget":{"minAvailable":"50%"}}`},
+		{"grpc-probe", `{"image":"nginx","readinessProbe":{"grpc":{"port":9090,"service":"health"}}}`},
+		{"boundaries", `{"image":"nginx","port":65535,"replicas":0,"rollingUpdate":{"maxSurge":0,"maxUnavailable":"100%"},"podDisruptionBudget":{"maxUnavailable":0},
+			"autoScaling":{"enabled":true,"minReplicas":1,"maxReplicas":1,"targetCPUUtilizationPercentage":100}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,4 +226,37 @@ func TestAdmissionAcceptsAndDefaults(t *testing.T) {
 	if *app.Spec.AutoScaling.MinReplicas != 1 || *app.Spec.AutoScaling.TargetCPUUtilizationPercentage != 80 {
 		t.Errorf("autoscaling defaults not applied: %+v", app.Spec.AutoScaling)
 	}
+	// No new field has a CRD default (OLM v1 refuses an upgrade that adds one): the builders
+	// default them.
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "minimal"}, app); err != nil {
+		t.Fatal(err)
+	}
+	if app.Spec.ReadinessProbe != nil || app.Spec.SecurityContext != nil || app.Spec.PodSecurityContext != nil || app.Spec.RollingUpdate != nil {
+		t.Errorf("a new field got a CRD default: %+v", app.Spec)
+	}
+	// Quantities keep the form the user wrote, as in a Pod.
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "int-quantities"}, app); err != nil {
+		t.Fatal(err)
+	}
+	if got := app.Spec.Resources.Limits["memory"]; got != "1073741824" {
+		t.Errorf("limits.memory = %q, want 1073741824", got)
+	}
+}
+
+// manyEnv is n distinct environment variables as JSON list items.
+func manyEnv(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"VAR_%d","value":"%d"}`, i, i)
+	}
+	return strings.Join(items, ",")
+}
+
+// manyResources is n distinct extended resources as JSON object members.
+func manyResources(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`"example.com/r%d":"1"`, i)
+	}
+	return strings.Join(items, ",")
 }

@@ -72,20 +72,21 @@ func TestDeployment(t *testing.T) {
 		"resources are parsed as quantities": {
 			mutate: func(a *examplev1.MyApp) {
 				a.Spec.Resources = &examplev1.ResourceRequirements{
-					Limits:   &examplev1.ResourceList{CPU: "1", Memory: "512Mi"},
-					Requests: &examplev1.ResourceList{CPU: "250m"},
+					Limits:   map[corev1.ResourceName]examplev1.Quantity{"cpu": "1", "memory": "536870912", "nvidia.com/gpu": "2"},
+					Requests: map[corev1.ResourceName]examplev1.Quantity{"cpu": "250m"},
 				}
 			},
 			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, _ *int32) {
 				g.Expect(*c.Resources.Limits).To(Equal(corev1.ResourceList{
-					corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi"),
+					corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("536870912"),
+					"nvidia.com/gpu": resource.MustParse("2"),
 				}))
 				g.Expect(*c.Resources.Requests).To(Equal(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}))
 			},
 		},
 		"empty resource lists send no resources": {
 			mutate: func(a *examplev1.MyApp) {
-				a.Spec.Resources = &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{}}
+				a.Spec.Resources = &examplev1.ResourceRequirements{Limits: map[corev1.ResourceName]examplev1.Quantity{}}
 			},
 			check: func(g Gomega, c *corev1ac.ContainerApplyConfiguration, _ *int32) {
 				g.Expect(c.Resources).To(BeNil())
@@ -107,6 +108,7 @@ func TestDeployment(t *testing.T) {
 			g.Expect(*d.OwnerReferences[0].UID).To(BeEquivalentTo("uid-1"))
 			g.Expect(d.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
 			g.Expect(d.Spec.Template.Labels).To(Equal(Labels(app)))
+			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue(LabelSelector, "web"))
 			g.Expect(d.Spec.Template.Spec.Containers).To(HaveLen(1))
 			tc.check(g, &d.Spec.Template.Spec.Containers[0], d.Spec.Replicas)
 		})
@@ -119,17 +121,17 @@ func TestDeploymentInvalidSpec(t *testing.T) {
 		field     string
 	}{
 		"unparsable cpu limit": {
-			resources: &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{CPU: "lots"}},
+			resources: &examplev1.ResourceRequirements{Limits: map[corev1.ResourceName]examplev1.Quantity{"cpu": "lots"}},
 			field:     "spec.resources.limits.cpu",
 		},
 		"negative memory request": {
-			resources: &examplev1.ResourceRequirements{Requests: &examplev1.ResourceList{Memory: "-1Gi"}},
+			resources: &examplev1.ResourceRequirements{Requests: map[corev1.ResourceName]examplev1.Quantity{"memory": "-1Gi"}},
 			field:     "spec.resources.requests.memory",
 		},
 		"request above limit": {
 			resources: &examplev1.ResourceRequirements{
-				Limits:   &examplev1.ResourceList{CPU: "100m", Memory: "1Gi"},
-				Requests: &examplev1.ResourceList{CPU: "200m", Memory: "2Gi"},
+				Limits:   map[corev1.ResourceName]examplev1.Quantity{"cpu": "100m", "memory": "1Gi"},
+				Requests: map[corev1.ResourceName]examplev1.Quantity{"cpu": "200m", "memory": "2Gi"},
 			},
 			field: "spec.resources.requests.cpu",
 		},
@@ -151,7 +153,7 @@ func TestBuildersAreDeterministic(t *testing.T) {
 	g := NewWithT(t)
 	app := newApp(func(a *examplev1.MyApp) {
 		a.Spec.Env = []examplev1.EnvVar{{Name: "A", Value: ptr("1")}, {Name: "B", Value: ptr("2")}}
-		a.Spec.Resources = &examplev1.ResourceRequirements{Limits: &examplev1.ResourceList{CPU: "1", Memory: "1Gi"}}
+		a.Spec.Resources = &examplev1.ResourceRequirements{Limits: map[corev1.ResourceName]examplev1.Quantity{"cpu": "1", "memory": "1Gi"}}
 		a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptr(int32(3))}
 	})
 	first, err := Deployment(app)
@@ -160,7 +162,8 @@ func TestBuildersAreDeterministic(t *testing.T) {
 		again, err := Deployment(app)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(again).To(Equal(first))
-		g.Expect(Service(app)).To(Equal(Service(app)))
+		g.Expect(Service(app, false)).To(Equal(Service(app, false)))
+		g.Expect(PodDisruptionBudget(app)).To(Equal(PodDisruptionBudget(app)))
 		g.Expect(HorizontalPodAutoscaler(app)).To(Equal(HorizontalPodAutoscaler(app)))
 	}
 }
@@ -169,7 +172,8 @@ func BenchmarkDeployment(b *testing.B) {
 	app := newApp(func(a *examplev1.MyApp) {
 		a.Spec.Env = []examplev1.EnvVar{{Name: "A", Value: ptr("1")}, {Name: "B", Value: ptr("2")}}
 		a.Spec.Resources = &examplev1.ResourceRequirements{
-			Limits: &examplev1.ResourceList{CPU: "1", Memory: "1Gi"}, Requests: &examplev1.ResourceList{CPU: "100m", Memory: "128Mi"},
+			Limits:   map[corev1.ResourceName]examplev1.Quantity{"cpu": "1", "memory": "1Gi"},
+			Requests: map[corev1.ResourceName]examplev1.Quantity{"cpu": "100m", "memory": "128Mi"},
 		}
 	})
 	for b.Loop() {

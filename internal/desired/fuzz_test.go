@@ -1,53 +1,62 @@
 package desired
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
-	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
 // FuzzBuilders feeds the builders arbitrary specs, including ones the API server would
-// reject: they must never panic, must either succeed or report an InvalidSpecError, and
-// must respect the replicas ownership rule.
+// reject: they must never panic, must either succeed or report an InvalidSpecError naming a
+// field, must respect the replicas ownership rule, and must select the pods they label.
 func FuzzBuilders(f *testing.F) {
-	f.Add(int32(1), "nginx:1.27", int32(8080), "500m", "256Mi", "1", "1Gi", "FOO", "bar", "ClusterIP", true, int32(1), int32(5), int32(80))
-	f.Add(int32(0), "", int32(-1), "-1", "1e1000000", "", "", "", "", "Weird", false, int32(-5), int32(0), int32(0))
-	f.Add(int32(100), "registry:5000/a/b@sha256:0123456789abcdef0123456789abcdef", int32(65535), "0.5", "1.5Gi", "", "", "1BAD", "", "NodePort", true, int32(10), int32(2), int32(101))
-	f.Fuzz(func(t *testing.T, replicas int32, image string, port int32, reqCPU, reqMem, limCPU, limMem, envName, envValue, svcType string,
-		autoscale bool, minR, maxR, target int32) {
-		app := newApp(func(a *examplev1.MyApp) {
-			a.Spec = examplev1.MyAppSpec{
-				Replicas:    &replicas,
-				Image:       image,
-				Port:        &port,
-				ServiceType: examplev1.ServiceType(svcType),
-				Resources: &examplev1.ResourceRequirements{
-					Requests: &examplev1.ResourceList{CPU: reqCPU, Memory: reqMem},
-					Limits:   &examplev1.ResourceList{CPU: limCPU, Memory: limMem},
-				},
-				Env: []examplev1.EnvVar{{Name: envName, Value: &envValue}},
-				AutoScaling: &examplev1.AutoScalingSpec{
-					Enabled: autoscale, MinReplicas: &minR, MaxReplicas: &maxR, TargetCPUUtilizationPercentage: &target,
-				},
-			}
-		})
+	for _, seed := range []string{
+		`{"image":"nginx:1.27","replicas":2,"port":8080}`,
+		`{"image":"","replicas":-1,"port":-1,"serviceType":"Weird","resources":{"limits":{"cpu":"1e1000000","memory":"-1"},"requests":{"cpu":"lots"}}}`,
+		`{"image":"a@sha256:00","resources":{"limits":{"cpu":1,"memory":1073741824},"requests":{"cpu":"2"}},"autoScaling":{"enabled":true,"minReplicas":10,"maxReplicas":2}}`,
+		`{"image":"x","env":[{"name":"A","value":""},{"name":"B","valueFrom":{}},{"name":"C","valueFrom":{"secretKeyRef":{"name":"s","key":"k"}}}]}`,
+		`{"image":"x","readinessProbe":{},"livenessProbe":{"httpGet":{"port":"http"},"tcpSocket":{}},"startupProbe":{"grpc":{},"exec":{"command":[]}}}`,
+		`{"image":"x","securityContext":{"capabilities":{}},"podSecurityContext":{"runAsNonRoot":false},"podLabels":{"myapp.example.com/name":"evil"}}`,
+		`{"image":"x","tolerations":[{}],"affinity":{"nodeAffinity":{}},"topologySpreadConstraints":[{"maxSkew":-1}],"rollingUpdate":{},"podDisruptionBudget":{}}`,
+		`{"image":"x","rollingUpdate":{"maxSurge":"200%","maxUnavailable":-3},"podDisruptionBudget":{"minAvailable":"x","maxUnavailable":1}}`,
+	} {
+		f.Add([]byte(seed), true)
+	}
+	f.Fuzz(func(t *testing.T, spec []byte, migrating bool) {
+		app := newApp(nil)
+		if err := json.Unmarshal(spec, &app.Spec); err != nil {
+			return // not a spec the API server could store
+		}
 		d, err := Deployment(app)
 		if err != nil {
 			var invalid *InvalidSpecError
 			if !errors.As(err, &invalid) || invalid.Field == "" {
 				t.Fatalf("want an InvalidSpecError naming a field, got %v", err)
 			}
-		} else if autoscale != (d.Spec.Replicas == nil) {
-			t.Fatalf("autoscaling %v but Deployment replicas %v", autoscale, d.Spec.Replicas)
+		} else {
+			if AutoscalingEnabled(app) != (d.Spec.Replicas == nil) {
+				t.Fatalf("autoscaling %v but Deployment replicas %v", AutoscalingEnabled(app), d.Spec.Replicas)
+			}
+			for k, v := range d.Spec.Selector.MatchLabels {
+				if d.Spec.Template.Labels[k] != v {
+					t.Fatalf("the pod template does not carry selector label %s=%s", k, v)
+				}
+			}
 		}
-		_ = Service(app)
+		svc := Service(app, migrating)
+		if len(svc.Spec.Selector) == 0 {
+			t.Fatal("a Service without a selector")
+		}
 		h := HorizontalPodAutoscaler(app)
-		if autoscale != (h != nil) {
-			t.Fatalf("autoscaling %v but autoscaler %v", autoscale, h)
+		if AutoscalingEnabled(app) != (h != nil) {
+			t.Fatalf("autoscaling %v but autoscaler %v", AutoscalingEnabled(app), h)
 		}
 		if h != nil && *h.Spec.MaxReplicas < *h.Spec.MinReplicas {
 			t.Fatalf("maxReplicas %d below minReplicas %d", *h.Spec.MaxReplicas, *h.Spec.MinReplicas)
+		}
+		if pdb := PodDisruptionBudget(app); pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+			t.Fatal("a PodDisruptionBudget must set exactly one of minAvailable and maxUnavailable")
 		}
 	})
 }

@@ -40,10 +40,3 @@ func HorizontalPodAutoscaler(app *examplev1.MyApp) *autoscalingv2ac.HorizontalPo
 						WithType(autoscalingv2.UtilizationMetricType).
 						WithAverageUtilization(target)))))
 }
-
-func valueOr(p *int32, def int32) int32 {
-	if p == nil {
-		return def
-	}
-	return *p
-}

@@ -8,23 +8,40 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
+// SelectorMigrationFrom020 is the value of AnnotationSelectorMigration while the pods of a
+// 0.2.0 Deployment are being replaced.
+const SelectorMigrationFrom020 = "from-0.2.0"
+
 // Service is the Service the MyApp wants: its port, forwarded to the container's named port,
-// with the MyApp's service type. Fields the API server allocates (cluster IP, node ports)
-// are left to it.
-func Service(app *examplev1.MyApp) *corev1ac.ServiceApplyConfiguration {
+// with the MyApp's service type and annotations. Fields the API server allocates (cluster
+// IP, node ports) are left to it. While migrating is true (a 0.2.0 Deployment's pods are
+// still serving) it selects the old pods and the new ones alike and carries the migration
+// mark; see docs/design.md.
+func Service(app *examplev1.MyApp, migrating bool) *corev1ac.ServiceApplyConfiguration {
 	serviceType := corev1.ServiceType(app.Spec.ServiceType)
 	if serviceType == "" {
 		serviceType = corev1.ServiceTypeClusterIP
 	}
-	return corev1ac.Service(app.Name, app.Namespace).
+	selector := SelectorLabels(app)
+	if migrating {
+		selector = migrationSelectorLabels(app)
+	}
+	svc := corev1ac.Service(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
 		WithOwnerReferences(ownerReference(app)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(serviceType).
-			WithSelector(SelectorLabels(app)).
+			WithSelector(selector).
 			WithPorts(corev1ac.ServicePort().
 				WithName(PortName).
 				WithProtocol(corev1.ProtocolTCP).
 				WithPort(port(app)).
 				WithTargetPort(intstr.FromString(PortName))))
+	if len(app.Spec.ServiceAnnotations) > 0 {
+		svc.WithAnnotations(app.Spec.ServiceAnnotations)
+	}
+	if migrating {
+		svc.WithAnnotations(map[string]string{AnnotationSelectorMigration: SelectorMigrationFrom020})
+	}
+	return svc
 }

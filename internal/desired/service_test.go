@@ -27,7 +27,7 @@ func TestService(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			app := newApp(tc.mutate)
-			s := Service(app)
+			s := Service(app, false)
 			g.Expect(*s.Name).To(Equal("web"))
 			g.Expect(s.Labels).To(Equal(Labels(app)))
 			g.Expect(s.OwnerReferences).To(HaveLen(1))

@@ -4,10 +4,8 @@
 package status
 
 import (
-	"fmt"
-
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,51 +13,33 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
-// Condition reasons. They are part of the API: users and tools match on them.
-const (
-	// ReasonAvailable: the Deployment for the current generation is rolled out and every
-	// replica is available.
-	ReasonAvailable = "Available"
-	// ReasonRollingOut: a rollout is under way (new spec not yet observed, pods being
-	// replaced, or pods not yet available).
-	ReasonRollingOut = "RollingOut"
-	// ReasonRolloutComplete: no rollout is under way.
-	ReasonRolloutComplete = "RolloutComplete"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
-	// ReasonProgressDeadlineExceeded: the Deployment gave up rolling out, typically because
-	// its pods never become ready (bad image, crashing container, no room to schedule).
-	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	// ReasonChildNotOwned: an object with a child's name exists and is not owned by this
-	// MyApp; the operator leaves it alone.
-	ReasonChildNotOwned = "ChildNotOwned"
-	// ReasonInvalidSpec: a field of the MyApp cannot be turned into a child.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonChildRejected: the API server or an admission policy refused a child as the
-	// MyApp describes it (invalid, forbidden, over quota).
-	ReasonChildRejected = "ChildRejected"
-	// ReasonApplyFailed: the API server refused or failed a change to a child; the operator
-	// retries with backoff.
-	ReasonApplyFailed = "ApplyFailed"
-)
-
-// Failure is a problem that keeps the operator from bringing the MyApp's children to the
-// desired state. Message must be stable for a given problem (no timestamps, no raw errors)
-// so that the status does not churn while the problem lasts.
+// Failure is a problem met while bringing the MyApp's children to the desired state. Message
+// must be stable for a given problem (no timestamps, no raw errors) so that the status does
+// not churn while the problem lasts.
 type Failure struct {
 	Reason  string
 	Message string
+	// Terminal problems need the user (or someone else) to act: they make the MyApp
+	// Stalled. The others are retried by the operator and only make it Degraded.
+	Terminal bool
 }
 
 // Observed is what the reconciler saw after applying the MyApp's children.
 type Observed struct {
-	// Deployment is the MyApp's Deployment as the API server returned it, or nil if it
-	// could not be applied.
+	// Deployment is the MyApp's Deployment as last seen (the apply's answer, or the cached
+	// copy when the apply was skipped or failed), or nil if there is none.
 	Deployment *appsv1.Deployment
-	// Failure, when set, is the first problem that stopped the reconcile.
-	Failure *Failure
+	// Autoscaler is the MyApp's HorizontalPodAutoscaler while autoscaling is on, or nil.
+	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
+	// Failures are the problems met, in the order the children were handled.
+	Failures []Failure
+	// Waiting, when set, is work under way that the operator waits for: a predecessor's
+	// children being garbage-collected, or the selector migration of a 0.2.0 Deployment.
+	Waiting *Failure
 	// Selector is the label selector of the MyApp's pods.
 	Selector string
+	// ReconcileRequest is the value of the reconcile-requested-at annotation handled.
+	ReconcileRequest string
 }
 
 // Compute returns the status the MyApp should have. Conditions keep their last transition
@@ -68,18 +48,20 @@ type Observed struct {
 // status back unchanged.
 func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAppStatus {
 	next := examplev1.MyAppStatus{
-		ObservedGeneration: app.Generation,
-		Selector:           obs.Selector,
-		Conditions:         append([]metav1.Condition(nil), app.Status.Conditions...),
-		LastUpdateTime:     app.Status.LastUpdateTime,
+		ObservedGeneration:     app.Generation,
+		Selector:               obs.Selector,
+		Conditions:             append([]metav1.Condition(nil), app.Status.Conditions...),
+		LastHandledReconcileAt: obs.ReconcileRequest,
+		LastUpdateTime:         app.Status.LastUpdateTime,
 	}
 	if d := obs.Deployment; d != nil {
+		next.Replicas = d.Status.Replicas
+		next.UpdatedReplicas = d.Status.UpdatedReplicas
 		next.ReadyReplicas = d.Status.ReadyReplicas
 		next.AvailableReplicas = d.Status.AvailableReplicas
 	}
 
-	ready, progressing, degraded := conditions(obs)
-	for _, c := range []metav1.Condition{ready, progressing, degraded} {
+	for _, c := range decide(app, obs) {
 		c.ObservedGeneration = app.Generation
 		// SetStatusCondition keeps the stored transition time while the status holds, and
 		// takes this one when it changes.
@@ -91,81 +73,6 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		next.LastUpdateTime = &now
 	}
 	return next
-}
-
-// conditions decides Ready, Progressing and Degraded from the observation.
-func conditions(obs Observed) (ready, progressing, degraded metav1.Condition) {
-	ready = metav1.Condition{Type: examplev1.ConditionReady}
-	progressing = metav1.Condition{Type: examplev1.ConditionProgressing}
-	degraded = metav1.Condition{Type: examplev1.ConditionDegraded}
-
-	fail := obs.Failure
-	if fail == nil && obs.Deployment != nil && deadlineExceeded(obs.Deployment) {
-		fail = &Failure{
-			Reason: ReasonProgressDeadlineExceeded,
-			Message: fmt.Sprintf("Deployment %s did not finish rolling out within its progress deadline; "+
-				"check the events of its pods", obs.Deployment.Name),
-		}
-	}
-	if fail != nil {
-		set(&ready, metav1.ConditionFalse, fail.Reason, fail.Message)
-		set(&progressing, metav1.ConditionFalse, fail.Reason, fail.Message)
-		set(&degraded, metav1.ConditionTrue, fail.Reason, fail.Message)
-		return ready, progressing, degraded
-	}
-
-	set(&degraded, metav1.ConditionFalse, ReasonAsExpected, "No problems observed")
-	done, msg := rollout(obs.Deployment)
-	if done {
-		set(&ready, metav1.ConditionTrue, ReasonAvailable, msg)
-		set(&progressing, metav1.ConditionFalse, ReasonRolloutComplete, msg)
-	} else {
-		set(&ready, metav1.ConditionFalse, ReasonRollingOut, msg)
-		set(&progressing, metav1.ConditionTrue, ReasonRollingOut, msg)
-	}
-	return ready, progressing, degraded
-}
-
-// rollout tells whether the Deployment's current spec is fully rolled out and available, and
-// says how far it got. It follows the checks of `kubectl rollout status`.
-func rollout(d *appsv1.Deployment) (bool, string) {
-	if d == nil {
-		return false, "Waiting for the Deployment to be created"
-	}
-	if d.Status.ObservedGeneration < d.Generation {
-		return false, fmt.Sprintf("Waiting for Deployment %s to observe its latest spec", d.Name)
-	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	s := d.Status
-	switch {
-	case s.UpdatedReplicas < want:
-		return false, fmt.Sprintf("%d of %d replicas updated", s.UpdatedReplicas, want)
-	case s.Replicas > s.UpdatedReplicas:
-		return false, fmt.Sprintf("%d old replicas pending termination", s.Replicas-s.UpdatedReplicas)
-	case s.AvailableReplicas < s.UpdatedReplicas:
-		return false, fmt.Sprintf("%d of %d updated replicas available", s.AvailableReplicas, s.UpdatedReplicas)
-	}
-	return true, fmt.Sprintf("%d of %d replicas available", s.AvailableReplicas, want)
-}
-
-// deadlineExceeded tells whether the deployment controller gave up on the current rollout.
-func deadlineExceeded(d *appsv1.Deployment) bool {
-	if d.Status.ObservedGeneration < d.Generation {
-		return false
-	}
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing {
-			return c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded"
-		}
-	}
-	return false
-}
-
-func set(c *metav1.Condition, s metav1.ConditionStatus, reason, message string) {
-	c.Status, c.Reason, c.Message = s, reason, message
 }
 
 // equalIgnoringTimes compares two statuses as a user would: times aside.

@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,9 @@ var (
 	t1 = metav1.NewTime(t0.Add(time.Minute))
 )
 
-func deployment(generation, observed int64, replicas, updated, ready, available, total int32) *appsv1.Deployment {
+// deployment is a Deployment of the given generations, wanting replicas, with the status
+// counts total, updated, ready and available, and Available true or not.
+func deployment(generation, observed int64, replicas, total, updated, ready, available int32, isAvailable bool) *appsv1.Deployment {
 	d := &appsv1.Deployment{}
 	d.Name, d.Generation = "web", generation
 	d.Spec.Replicas = &replicas
@@ -26,151 +29,186 @@ func deployment(generation, observed int64, replicas, updated, ready, available,
 		ObservedGeneration: observed, Replicas: total, UpdatedReplicas: updated,
 		ReadyReplicas: ready, AvailableReplicas: available,
 	}
+	avail := corev1.ConditionFalse
+	if isAvailable {
+		avail = corev1.ConditionTrue
+	}
+	d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: avail}}
 	return d
 }
 
-func TestCompute(t *testing.T) {
-	deadline := deployment(2, 2, 3, 1, 0, 0, 1)
-	deadline.Status.Conditions = []appsv1.DeploymentCondition{{
-		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
-	}}
+func withCondition(d *appsv1.Deployment, c appsv1.DeploymentCondition) *appsv1.Deployment {
+	d.Status.Conditions = append(d.Status.Conditions, c)
+	return d
+}
 
-	type want struct {
-		ready, progressing, degraded metav1.ConditionStatus
-		reason                       string // of Ready
-		readyReplicas, available     int32
-	}
+func autoscaler(conds ...autoscalingv2.HorizontalPodAutoscalerCondition) *autoscalingv2.HorizontalPodAutoscaler {
+	h := &autoscalingv2.HorizontalPodAutoscaler{}
+	h.Name = "web"
+	h.Status.Conditions = conds
+	return h
+}
+
+// want is the status of each condition and the reason of Ready, Reconciling and Stalled.
+type want struct {
+	ready, reconciling, stalled, degraded bool
+	readyReason, reconcilingReason        string
+	stalledReason, degradedReason         string
+}
+
+func TestConditions(t *testing.T) {
 	cases := map[string]struct {
-		obs  Observed
-		want want
+		obs      Observed
+		previous []metav1.Condition
+		want     want
 	}{
 		"no deployment yet": {
 			obs:  Observed{},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, 0, 0},
+			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonRollingOut},
 		},
-		"spec not yet observed by the deployment controller": {
-			obs:  Observed{Deployment: deployment(3, 2, 3, 3, 3, 3, 3)},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, 3, 3},
+		"new deployment, no pod available yet": {
+			obs:  Observed{Deployment: deployment(1, 1, 3, 0, 0, 0, 0, false)},
+			want: want{readyReason: ReasonScaling, reconciling: true, reconcilingReason: ReasonScaling},
 		},
-		"replicas being updated": {
-			obs:  Observed{Deployment: deployment(2, 2, 3, 1, 3, 3, 4)},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, 3, 3},
+		"rolled out and available": {
+			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true)},
+			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete},
 		},
-		"old replicas terminating": {
-			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 4)},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, 3, 3},
+		"scaled to zero": {
+			obs:  Observed{Deployment: deployment(2, 2, 0, 0, 0, 0, 0, true)},
+			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete},
 		},
-		"updated replicas not yet available": {
-			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 2, 2, 3)},
-			want: want{metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonRollingOut, 2, 2},
+		"old pods being replaced": {
+			obs:  Observed{Deployment: deployment(2, 2, 3, 4, 1, 3, 3, true)},
+			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonRollingOut},
 		},
-		"rolled out": {
-			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3)},
-			want: want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonAvailable, 3, 3},
+		"scale-up with enough pods available keeps Ready": {
+			obs:  Observed{Deployment: deployment(3, 3, 5, 3, 3, 3, 3, true)},
+			want: want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonScaling},
 		},
-		"replicas unset counts as one": {
-			obs: Observed{Deployment: func() *appsv1.Deployment {
-				d := deployment(1, 1, 0, 1, 1, 1, 1)
-				d.Spec.Replicas = nil
-				return d
-			}()},
-			want: want{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonAvailable, 1, 1},
+		"new spec not yet observed keeps what Ready said": {
+			obs:      Observed{Deployment: deployment(3, 2, 5, 3, 3, 3, 3, true)},
+			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAvailable, Message: "m"}},
+			want:     want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonRollingOut},
+		},
+		"rolled out but pods no longer available": {
+			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 1, 1, false)},
+			want: want{readyReason: ReasonScaling, reconciling: true, reconcilingReason: ReasonScaling},
 		},
 		"progress deadline exceeded": {
-			obs:  Observed{Deployment: deadline},
-			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonProgressDeadlineExceeded, 0, 0},
+			obs: Observed{Deployment: withCondition(deployment(2, 2, 3, 4, 1, 3, 3, true), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
+			want: want{readyReason: ReasonProgressDeadlineExceeded, reconcilingReason: ReasonProgressDeadlineExceeded,
+				stalled: true, stalledReason: ReasonProgressDeadlineExceeded, degraded: true, degradedReason: ReasonProgressDeadlineExceeded},
 		},
-		"failure wins over a healthy deployment": {
-			obs: Observed{
-				Deployment: deployment(2, 2, 3, 3, 3, 3, 3),
-				Failure:    &Failure{Reason: ReasonChildNotOwned, Message: "Service web exists"},
-			},
-			want: want{metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonChildNotOwned, 3, 3},
+		"pods refused (ReplicaFailure)": {
+			obs: Observed{Deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+				Message: `pods "web-x" is forbidden: violates PodSecurity "restricted:latest"`})},
+			want: want{readyReason: ReasonReplicaFailure, reconcilingReason: ReasonReplicaFailure,
+				stalled: true, stalledReason: ReasonReplicaFailure, degraded: true, degradedReason: ReasonReplicaFailure},
+		},
+		"child not owned": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true),
+				Failures: []Failure{{Reason: ReasonChildNotOwned, Message: "m", Terminal: true}}},
+			want: want{readyReason: ReasonChildNotOwned, reconcilingReason: ReasonChildNotOwned,
+				stalled: true, stalledReason: ReasonChildNotOwned, degraded: true, degradedReason: ReasonChildNotOwned},
+		},
+		"a transient failure keeps Ready from the Deployment and reconciles on": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true),
+				Failures: []Failure{{Reason: ReasonApplyFailed, Message: "m"}}},
+			want: want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonApplyFailed,
+				degraded: true, degradedReason: ReasonApplyFailed},
+		},
+		"the terminal failure is Stalled even after a transient one": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true), Failures: []Failure{
+				{Reason: ReasonApplyFailed, Message: "m"}, {Reason: ReasonChildRejected, Message: "m", Terminal: true}}},
+			want: want{readyReason: ReasonChildRejected, reconcilingReason: ReasonChildRejected,
+				stalled: true, stalledReason: ReasonChildRejected, degraded: true, degradedReason: ReasonChildRejected},
+		},
+		"autoscaler cannot scale": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true), Autoscaler: autoscaler(
+				autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue},
+				autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
+					Reason: "FailedGetResourceMetric", Message: "missing request for cpu"})},
+			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete,
+				degraded: true, degradedReason: ReasonAutoscalerUnableToScale},
+		},
+		"waiting for a predecessor's children": {
+			obs:  Observed{Waiting: &Failure{Reason: ReasonWaitingForPredecessor, Message: "m"}},
+			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonWaitingForPredecessor},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			app := &examplev1.MyApp{}
-			app.Generation = 7
-			tc.obs.Selector = "sel"
-			got := Compute(app, tc.obs, t0)
-
-			g.Expect(got.ObservedGeneration).To(Equal(int64(7)))
-			g.Expect(got.Selector).To(Equal("sel"))
-			g.Expect(got.ReadyReplicas).To(Equal(tc.want.readyReplicas))
-			g.Expect(got.AvailableReplicas).To(Equal(tc.want.available))
-			g.Expect(got.LastUpdateTime).To(HaveValue(Equal(t0)))
-			g.Expect(got.Conditions).To(HaveLen(3))
-			for typ, status := range map[string]metav1.ConditionStatus{
-				examplev1.ConditionReady: tc.want.ready, examplev1.ConditionProgressing: tc.want.progressing,
-				examplev1.ConditionDegraded: tc.want.degraded,
-			} {
-				c := meta.FindStatusCondition(got.Conditions, typ)
+			app.Generation = 4
+			app.Status.Conditions = tc.previous
+			s := Compute(app, tc.obs, t0)
+			g.Expect(s.Conditions).To(HaveLen(5))
+			check := func(typ string, status bool, reason string) {
+				c := meta.FindStatusCondition(s.Conditions, typ)
 				g.Expect(c).NotTo(BeNil(), typ)
-				g.Expect(c.Status).To(Equal(status), typ)
-				g.Expect(c.ObservedGeneration).To(Equal(int64(7)), typ)
-				g.Expect(c.Reason).NotTo(BeEmpty(), typ)
-				g.Expect(c.Message).NotTo(BeEmpty(), typ)
-				g.Expect(c.LastTransitionTime).To(Equal(t0), typ)
+				g.Expect(c.Status == metav1.ConditionTrue).To(Equal(status), "%s status", typ)
+				if reason != "" {
+					g.Expect(c.Reason).To(Equal(reason), "%s reason", typ)
+				}
+				g.Expect(c.Message).NotTo(BeEmpty(), "%s message", typ)
+				g.Expect(c.ObservedGeneration).To(Equal(int64(4)))
 			}
-			g.Expect(meta.FindStatusCondition(got.Conditions, examplev1.ConditionReady).Reason).To(Equal(tc.want.reason))
+			check(examplev1.ConditionReady, tc.want.ready, tc.want.readyReason)
+			check(examplev1.ConditionReconciling, tc.want.reconciling, tc.want.reconcilingReason)
+			check(examplev1.ConditionProgressing, tc.want.reconciling, tc.want.reconcilingReason)
+			check(examplev1.ConditionStalled, tc.want.stalled, tc.want.stalledReason)
+			check(examplev1.ConditionDegraded, tc.want.degraded, tc.want.degradedReason)
 		})
 	}
 }
 
-// TestComputeIsStable: computing again from the same observation must give the stored status
-// back unchanged, or the operator would write status on every resync.
-func TestComputeIsStable(t *testing.T) {
+func TestComputeCountsAndTimes(t *testing.T) {
 	g := NewWithT(t)
 	app := &examplev1.MyApp{}
 	app.Generation = 2
-	obs := Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3), Selector: "sel"}
-	app.Status = Compute(app, obs, t0)
+	app.Annotations = map[string]string{examplev1.ReconcileRequestAnnotation: "now"}
+	obs := Observed{Deployment: deployment(2, 2, 3, 4, 2, 3, 1, true), Selector: "myapp.example.com/name=web", ReconcileRequest: "now"}
 
+	first := Compute(app, obs, t0)
+	g.Expect(first.ObservedGeneration).To(Equal(int64(2)))
+	g.Expect([]int32{first.Replicas, first.UpdatedReplicas, first.ReadyReplicas, first.AvailableReplicas}).To(Equal([]int32{4, 2, 3, 1}))
+	g.Expect(first.Selector).To(Equal("myapp.example.com/name=web"))
+	g.Expect(first.LastHandledReconcileAt).To(Equal("now"))
+	g.Expect(first.LastUpdateTime).To(HaveValue(Equal(t0)))
+
+	By := func(string) {}
+	By("computing again from the same observation changes nothing, times included")
+	app.Status = first
 	again := Compute(app, obs, t1)
-	g.Expect(again).To(Equal(app.Status))
-}
+	g.Expect(again).To(Equal(first))
 
-// TestComputeTimes: LastUpdateTime moves only when something else changed, and a condition's
-// transition time only when its status flips.
-func TestComputeTimes(t *testing.T) {
-	g := NewWithT(t)
-	app := &examplev1.MyApp{}
-	app.Generation = 2
-	app.Status = Compute(app, Observed{Deployment: deployment(2, 2, 3, 3, 2, 2, 3)}, t0)
-
-	// Ready count changes, Ready stays False: LastUpdateTime moves, transition times do not.
-	next := Compute(app, Observed{Deployment: deployment(2, 2, 3, 3, 2, 2, 3)}, t1)
-	g.Expect(next).To(Equal(app.Status))
-	next = Compute(app, Observed{Deployment: deployment(2, 2, 4, 3, 2, 2, 3)}, t1)
+	By("a pod becoming ready moves the counts and lastUpdateTime, but no condition message")
+	obs.Deployment = deployment(2, 2, 3, 4, 2, 4, 1, true)
+	next := Compute(app, obs, t1)
+	g.Expect(next.ReadyReplicas).To(Equal(int32(4)))
 	g.Expect(next.LastUpdateTime).To(HaveValue(Equal(t1)))
-	g.Expect(meta.FindStatusCondition(next.Conditions, examplev1.ConditionReady).LastTransitionTime).To(Equal(t0))
-
-	// Ready flips: its transition time moves.
-	app.Status = next
-	next = Compute(app, Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3)}, t1)
-	c := meta.FindStatusCondition(next.Conditions, examplev1.ConditionReady)
-	g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-	g.Expect(c.LastTransitionTime).To(Equal(t1))
-	g.Expect(meta.FindStatusCondition(next.Conditions, examplev1.ConditionDegraded).LastTransitionTime).To(Equal(t0))
+	for i := range next.Conditions {
+		g.Expect(next.Conditions[i]).To(Equal(first.Conditions[i]), "conditions carry no pod counts")
+	}
 }
 
-// TestComputeDoesNotAliasInput: the stored status must stay as it was, so that the
-// reconciler can compare old and new.
-func TestComputeDoesNotAliasInput(t *testing.T) {
+func TestFullyAvailable(t *testing.T) {
 	g := NewWithT(t)
-	app := &examplev1.MyApp{}
-	app.Status = Compute(app, Observed{}, t0)
-	before := app.Status.DeepCopy()
-	_ = Compute(app, Observed{Failure: &Failure{Reason: ReasonInvalidSpec, Message: "x"}}, t1)
-	g.Expect(app.Status).To(Equal(*before))
+	g.Expect(FullyAvailable(nil)).To(BeFalse())
+	g.Expect(FullyAvailable(deployment(1, 1, 3, 3, 3, 3, 3, true))).To(BeTrue())
+	g.Expect(FullyAvailable(deployment(1, 1, 3, 3, 3, 3, 2, true))).To(BeFalse(), "one pod not yet available")
+	g.Expect(FullyAvailable(deployment(2, 1, 3, 3, 3, 3, 3, true))).To(BeFalse(), "new spec not observed")
+	g.Expect(FullyAvailable(deployment(1, 1, 3, 4, 3, 3, 3, true))).To(BeFalse(), "an old pod remains")
 }
 
 func BenchmarkCompute(b *testing.B) {
 	app := &examplev1.MyApp{}
 	app.Generation = 2
-	obs := Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3), Selector: "sel"}
+	obs := Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true)}
 	app.Status = Compute(app, obs, t0)
 	for b.Loop() {
 		_ = Compute(app, obs, t1)

@@ -1,0 +1,49 @@
+package desired
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// Every default the builders apply, in one place. The API server fills in the first four
+// (they have CRD defaults since 0.1.0); they are repeated here so that the builders give the
+// same result for an object read before defaulting. The others have no CRD default on
+// purpose: OLM v1 refuses a CRD upgrade that adds one, so the builders apply them, and the
+// field documentation (kubectl explain) states them.
+const (
+	DefaultReplicas                       int32 = 1
+	DefaultPort                           int32 = 8080
+	DefaultMinReplicas                    int32 = 1
+	DefaultTargetCPUUtilizationPercentage int32 = 80
+)
+
+// DefaultRunAsNonRoot, DefaultSeccompProfile, DefaultAllowPrivilegeEscalation and
+// DefaultDropCapabilities are the security settings the "restricted" Pod Security Standard
+// requires; a MyApp's securityContext and podSecurityContext override them field by field.
+var (
+	DefaultRunAsNonRoot             = true
+	DefaultSeccompProfile           = corev1.SeccompProfileTypeRuntimeDefault
+	DefaultAllowPrivilegeEscalation = false
+	DefaultDropCapabilities         = []corev1.Capability{"ALL"}
+)
+
+// The default readiness probe is a TCP connection to the MyApp's port (by its name, PortName),
+// with the Kubernetes probe timings: Ready then means "accepting connections".
+
+// AutoscalingEnabled tells whether a HorizontalPodAutoscaler, not the MyApp, owns the number
+// of replicas.
+func AutoscalingEnabled(app *examplev1.MyApp) bool {
+	return app.Spec.AutoScaling != nil && app.Spec.AutoScaling.Enabled
+}
+
+func replicas(app *examplev1.MyApp) int32 { return valueOr(app.Spec.Replicas, DefaultReplicas) }
+
+func port(app *examplev1.MyApp) int32 { return valueOr(app.Spec.Port, DefaultPort) }
+
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}

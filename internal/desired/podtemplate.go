@@ -1,0 +1,306 @@
+package desired
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// PodTemplate is the pod template of the MyApp's Deployment: one container, the restricted
+// security defaults, the default readiness probe, and the MyApp's placement rules.
+func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	c, err := container(app)
+	if err != nil {
+		return nil, err
+	}
+	spec := corev1ac.PodSpec().WithContainers(c)
+
+	podSecurity, err := convert[corev1ac.PodSecurityContextApplyConfiguration]("spec.podSecurityContext", podSecurityContext(app.Spec.PodSecurityContext))
+	if err != nil {
+		return nil, err
+	}
+	spec.WithSecurityContext(podSecurity)
+	if app.Spec.ServiceAccountName != "" {
+		spec.WithServiceAccountName(app.Spec.ServiceAccountName)
+	}
+	for _, s := range app.Spec.ImagePullSecrets {
+		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
+	}
+	if len(app.Spec.NodeSelector) > 0 {
+		spec.WithNodeSelector(stringMap(app.Spec.NodeSelector))
+	}
+	if err := placement(app, spec); err != nil {
+		return nil, err
+	}
+
+	template := corev1ac.PodTemplateSpec().WithLabels(podLabels(app)).WithSpec(spec)
+	if len(app.Spec.PodAnnotations) > 0 {
+		template.WithAnnotations(app.Spec.PodAnnotations)
+	}
+	return template, nil
+}
+
+// container is the application's container.
+func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, error) {
+	c := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(app.Spec.Image).
+		WithPorts(corev1ac.ContainerPort().
+			WithName(PortName).
+			WithContainerPort(port(app)).
+			WithProtocol(corev1.ProtocolTCP))
+	if len(app.Spec.Command) > 0 {
+		c.WithCommand(app.Spec.Command...)
+	}
+	if len(app.Spec.Args) > 0 {
+		c.WithArgs(app.Spec.Args...)
+	}
+	if len(app.Spec.Env) > 0 {
+		c.WithEnv(envVars(app.Spec.Env)...)
+	}
+	res, err := resources(app.Spec.Resources)
+	if err != nil {
+		return nil, err
+	}
+	if res != nil {
+		c.WithResources(res)
+	}
+
+	readiness := app.Spec.ReadinessProbe
+	if readiness == nil {
+		readiness = &examplev1.Probe{TCPSocket: &examplev1.TCPSocketProbe{}}
+	}
+	c.WithReadinessProbe(probe(readiness, app))
+	if app.Spec.LivenessProbe != nil {
+		c.WithLivenessProbe(probe(app.Spec.LivenessProbe, app))
+	}
+	if app.Spec.StartupProbe != nil {
+		c.WithStartupProbe(probe(app.Spec.StartupProbe, app))
+	}
+
+	security, err := convert[corev1ac.SecurityContextApplyConfiguration]("spec.securityContext", containerSecurityContext(app.Spec.SecurityContext))
+	if err != nil {
+		return nil, err
+	}
+	return c.WithSecurityContext(security), nil
+}
+
+// podSecurityContext is the MyApp's pod security context with the restricted defaults in
+// the fields it leaves out.
+func podSecurityContext(in *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	out := &corev1.PodSecurityContext{}
+	if in != nil {
+		out = in.DeepCopy()
+	}
+	if out.RunAsNonRoot == nil {
+		out.RunAsNonRoot = &DefaultRunAsNonRoot
+	}
+	if out.SeccompProfile == nil {
+		out.SeccompProfile = &corev1.SeccompProfile{Type: DefaultSeccompProfile}
+	}
+	return out
+}
+
+// containerSecurityContext is the MyApp's container security context with the restricted
+// defaults in the fields it leaves out.
+func containerSecurityContext(in *corev1.SecurityContext) *corev1.SecurityContext {
+	out := &corev1.SecurityContext{}
+	if in != nil {
+		out = in.DeepCopy()
+	}
+	if out.AllowPrivilegeEscalation == nil {
+		out.AllowPrivilegeEscalation = &DefaultAllowPrivilegeEscalation
+	}
+	if out.Capabilities == nil {
+		out.Capabilities = &corev1.Capabilities{Drop: append([]corev1.Capability(nil), DefaultDropCapabilities...)}
+	}
+	return out
+}
+
+// probe turns a MyApp probe into the container's, aiming handlers without a port at the
+// MyApp's port.
+func probe(p *examplev1.Probe, app *examplev1.MyApp) *corev1ac.ProbeApplyConfiguration {
+	out := corev1ac.Probe()
+	namedPort := intstr.FromString(PortName)
+	switch {
+	case p.HTTPGet != nil:
+		path := p.HTTPGet.Path
+		if path == "" {
+			path = "/"
+		}
+		get := corev1ac.HTTPGetAction().WithPath(path).WithPort(valueOr(p.HTTPGet.Port, namedPort))
+		if p.HTTPGet.Scheme != "" {
+			get.WithScheme(corev1.URIScheme(p.HTTPGet.Scheme))
+		}
+		for _, h := range p.HTTPGet.HTTPHeaders {
+			get.WithHTTPHeaders(corev1ac.HTTPHeader().WithName(h.Name).WithValue(h.Value))
+		}
+		out.WithHTTPGet(get)
+	case p.TCPSocket != nil:
+		out.WithTCPSocket(corev1ac.TCPSocketAction().WithPort(valueOr(p.TCPSocket.Port, namedPort)))
+	case p.GRPC != nil:
+		grpc := corev1ac.GRPCAction().WithPort(valueOr(p.GRPC.Port, port(app)))
+		if p.GRPC.Service != nil {
+			grpc.WithService(*p.GRPC.Service)
+		}
+		out.WithGRPC(grpc)
+	case p.Exec != nil:
+		out.WithExec(corev1ac.ExecAction().WithCommand(p.Exec.Command...))
+	}
+	if p.InitialDelaySeconds != nil {
+		out.WithInitialDelaySeconds(*p.InitialDelaySeconds)
+	}
+	if p.PeriodSeconds != nil {
+		out.WithPeriodSeconds(*p.PeriodSeconds)
+	}
+	if p.TimeoutSeconds != nil {
+		out.WithTimeoutSeconds(*p.TimeoutSeconds)
+	}
+	if p.SuccessThreshold != nil {
+		out.WithSuccessThreshold(*p.SuccessThreshold)
+	}
+	if p.FailureThreshold != nil {
+		out.WithFailureThreshold(*p.FailureThreshold)
+	}
+	return out
+}
+
+// placement copies tolerations, affinity and topology spread constraints onto the pod spec.
+// A spread constraint without a label selector selects the MyApp's own pods.
+func placement(app *examplev1.MyApp, spec *corev1ac.PodSpecApplyConfiguration) error {
+	for i := range app.Spec.Tolerations {
+		t, err := convert[corev1ac.TolerationApplyConfiguration](fmt.Sprintf("spec.tolerations[%d]", i), &app.Spec.Tolerations[i])
+		if err != nil {
+			return err
+		}
+		spec.WithTolerations(t)
+	}
+	if app.Spec.Affinity != nil {
+		a, err := convert[corev1ac.AffinityApplyConfiguration]("spec.affinity", app.Spec.Affinity)
+		if err != nil {
+			return err
+		}
+		spec.WithAffinity(a)
+	}
+	for i := range app.Spec.TopologySpreadConstraints {
+		t, err := convert[corev1ac.TopologySpreadConstraintApplyConfiguration](
+			fmt.Sprintf("spec.topologySpreadConstraints[%d]", i), &app.Spec.TopologySpreadConstraints[i])
+		if err != nil {
+			return err
+		}
+		if t.LabelSelector == nil {
+			t.WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(app)))
+		}
+		spec.WithTopologySpreadConstraints(t)
+	}
+	return nil
+}
+
+// convert turns a core API value into its apply configuration. The two share one JSON
+// shape, so the round trip is exact; it fails only on values no API server stores.
+func convert[T any](field string, in any) (*T, error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, &InvalidSpecError{Field: field, Message: err.Error()}
+	}
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, &InvalidSpecError{Field: field, Message: err.Error()}
+	}
+	return out, nil
+}
+
+func envVars(env []examplev1.EnvVar) []*corev1ac.EnvVarApplyConfiguration {
+	out := make([]*corev1ac.EnvVarApplyConfiguration, 0, len(env))
+	for _, e := range env {
+		v := corev1ac.EnvVar().WithName(e.Name)
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			ref := e.ValueFrom.SecretKeyRef
+			v.WithValueFrom(corev1ac.EnvVarSource().WithSecretKeyRef(
+				corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.Key)))
+		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
+			ref := e.ValueFrom.ConfigMapKeyRef
+			v.WithValueFrom(corev1ac.EnvVarSource().WithConfigMapKeyRef(
+				corev1ac.ConfigMapKeySelector().WithName(ref.Name).WithKey(ref.Key)))
+		case e.Value != nil && *e.Value != "":
+			// An empty value is stored as no value; sending it would differ from what the
+			// child holds at every comparison.
+			v.WithValue(*e.Value)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// resources parses the MyApp's quantities, without panicking on any input, and checks what
+// admission checks, so that an object stored before a rule existed yields an
+// InvalidSpecError rather than a child the API server rejects. It returns nil when the MyApp
+// sets none.
+func resources(r *examplev1.ResourceRequirements) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
+	if r == nil || (len(r.Limits) == 0 && len(r.Requests) == 0) {
+		return nil, nil
+	}
+	limits, err := resourceList("spec.resources.limits", r.Limits)
+	if err != nil {
+		return nil, err
+	}
+	requests, err := resourceList("spec.resources.requests", r.Requests)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range sortedNames(requests) {
+		lim, hasLim := limits[name]
+		if req := requests[name]; hasLim && req.Cmp(lim) > 0 {
+			return nil, &InvalidSpecError{
+				Field:   "spec.resources.requests." + string(name),
+				Message: "must not exceed limits." + string(name),
+			}
+		}
+	}
+	out := corev1ac.ResourceRequirements()
+	if len(limits) > 0 {
+		out.WithLimits(limits)
+	}
+	if len(requests) > 0 {
+		out.WithRequests(requests)
+	}
+	return out, nil
+}
+
+func resourceList(path string, in map[corev1.ResourceName]examplev1.Quantity) (corev1.ResourceList, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(corev1.ResourceList, len(in))
+	for name, raw := range in {
+		q, err := resource.ParseQuantity(string(raw))
+		if err != nil || q.Sign() < 0 {
+			return nil, &InvalidSpecError{
+				Field:   path + "." + string(name),
+				Message: fmt.Sprintf("%q is not a non-negative Kubernetes quantity", string(raw)),
+			}
+		}
+		out[name] = q
+	}
+	return out, nil
+}
+
+// sortedNames fixes the order in which resources are checked, so that the same invalid
+// MyApp always yields the same error.
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}

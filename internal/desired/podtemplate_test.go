@@ -1,0 +1,159 @@
+package desired
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+func TestPodTemplate(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*examplev1.MyApp)
+		check  func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration)
+	}{
+		"restricted security defaults and a TCP readiness probe": {
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*pod.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+				g.Expect(*pod.Spec.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+				g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+				g.Expect(c.SecurityContext.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}))
+				g.Expect(*c.ReadinessProbe.TCPSocket.Port).To(Equal(intstr.FromString(PortName)))
+				g.Expect(c.LivenessProbe).To(BeNil())
+				g.Expect(c.StartupProbe).To(BeNil())
+				g.Expect(pod.Annotations).To(BeEmpty())
+				g.Expect(pod.Spec.ServiceAccountName).To(BeNil())
+			},
+		},
+		"security fields override the defaults one by one": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.PodSecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr(false), FSGroup: ptr(int64(2000))}
+				a.Spec.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr(int64(0)),
+					Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}}}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*pod.Spec.SecurityContext.RunAsNonRoot).To(BeFalse())
+				g.Expect(*pod.Spec.SecurityContext.FSGroup).To(Equal(int64(2000)))
+				g.Expect(*pod.Spec.SecurityContext.SeccompProfile.Type).To(Equal(corev1.SeccompProfileTypeRuntimeDefault))
+				g.Expect(*c.SecurityContext.RunAsUser).To(Equal(int64(0)))
+				g.Expect(*c.SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
+				g.Expect(c.SecurityContext.Capabilities.Add).To(Equal([]corev1.Capability{"NET_BIND_SERVICE"}))
+				g.Expect(c.SecurityContext.Capabilities.Drop).To(BeEmpty())
+			},
+		},
+		"probes: each handler, ports defaulted to the app's": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Port = ptr(int32(9000))
+				a.Spec.ReadinessProbe = &examplev1.Probe{HTTPGet: &examplev1.HTTPGetProbe{}, PeriodSeconds: ptr(int32(5))}
+				a.Spec.LivenessProbe = &examplev1.Probe{GRPC: &examplev1.GRPCProbe{}, FailureThreshold: ptr(int32(6))}
+				a.Spec.StartupProbe = &examplev1.Probe{Exec: &examplev1.ExecProbe{Command: []string{"true"}}}
+			},
+			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*c.ReadinessProbe.HTTPGet.Path).To(Equal("/"))
+				g.Expect(*c.ReadinessProbe.HTTPGet.Port).To(Equal(intstr.FromString(PortName)))
+				g.Expect(*c.ReadinessProbe.PeriodSeconds).To(Equal(int32(5)))
+				g.Expect(c.ReadinessProbe.TimeoutSeconds).To(BeNil(), "timings left out stay the API server's defaults")
+				g.Expect(*c.LivenessProbe.GRPC.Port).To(Equal(int32(9000)))
+				g.Expect(*c.LivenessProbe.FailureThreshold).To(Equal(int32(6)))
+				g.Expect(c.StartupProbe.Exec.Command).To(Equal([]string{"true"}))
+			},
+		},
+		"command, args, account, pull secrets, labels and annotations": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Command, a.Spec.Args = []string{"/srv"}, []string{"--port", "8080"}
+				a.Spec.ServiceAccountName = "web"
+				a.Spec.ImagePullSecrets = []examplev1.LocalObjectReference{{Name: "regcred"}}
+				a.Spec.PodLabels = map[string]examplev1.LabelValue{"team": "shop", LabelSelector: "evil"}
+				a.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "true"}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(c.Command).To(Equal([]string{"/srv"}))
+				g.Expect(c.Args).To(Equal([]string{"--port", "8080"}))
+				g.Expect(*pod.Spec.ServiceAccountName).To(Equal("web"))
+				g.Expect(*pod.Spec.ImagePullSecrets[0].Name).To(Equal("regcred"))
+				g.Expect(pod.Labels).To(HaveKeyWithValue("team", "shop"))
+				g.Expect(pod.Labels).To(HaveKeyWithValue(LabelSelector, "web"), "the operator's labels win")
+				g.Expect(pod.Annotations).To(HaveKeyWithValue("prometheus.io/scrape", "true"))
+			},
+		},
+		"placement; a spread constraint without selector selects the app's pods": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.NodeSelector = map[string]examplev1.LabelValue{"kubernetes.io/os": "linux"}
+				a.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}}
+				a.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+				a.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, _ *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(pod.Spec.NodeSelector).To(Equal(map[string]string{"kubernetes.io/os": "linux"}))
+				g.Expect(*pod.Spec.Tolerations[0].Key).To(Equal("dedicated"))
+				g.Expect(pod.Spec.Affinity.NodeAffinity).NotTo(BeNil())
+				g.Expect(*pod.Spec.TopologySpreadConstraints[0].TopologyKey).To(Equal("zone"))
+				g.Expect(pod.Spec.TopologySpreadConstraints[0].LabelSelector.MatchLabels).To(Equal(map[string]string{LabelSelector: "web"}))
+			},
+		},
+		"an empty env value is sent as no value": {
+			mutate: func(a *examplev1.MyApp) { a.Spec.Env = []examplev1.EnvVar{{Name: "EMPTY", Value: ptr("")}} },
+			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(c.Env).To(HaveLen(1))
+				g.Expect(c.Env[0].Value).To(BeNil())
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			pod, err := PodTemplate(newApp(tc.mutate))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pod.Spec.Containers).To(HaveLen(1))
+			tc.check(g, pod, &pod.Spec.Containers[0])
+		})
+	}
+}
+
+func TestRollingUpdateAndBudget(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(func(a *examplev1.MyApp) {
+		a.Spec.RollingUpdate = &examplev1.RollingUpdate{MaxUnavailable: ptr(intstr.FromInt32(0))}
+		a.Spec.PodDisruptionBudget = &examplev1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromString("50%"))}
+	})
+	d, err := Deployment(app)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*d.Spec.Strategy.RollingUpdate.MaxUnavailable).To(Equal(intstr.FromInt32(0)))
+	g.Expect(d.Spec.Strategy.RollingUpdate.MaxSurge).To(BeNil())
+	pdb := PodDisruptionBudget(app)
+	g.Expect(*pdb.Name).To(Equal("web"))
+	g.Expect(*pdb.Spec.MinAvailable).To(Equal(intstr.FromString("50%")))
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
+	g.Expect(pdb.OwnerReferences).To(HaveLen(1))
+
+	plain := newApp(nil)
+	d, err = Deployment(plain)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(d.Spec.Strategy).To(BeNil(), "the Deployment's own defaults apply")
+	g.Expect(PodDisruptionBudget(plain)).To(BeNil())
+}
+
+func TestServiceDuringSelectorMigration(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(func(a *examplev1.MyApp) { a.Spec.ServiceAnnotations = map[string]string{"lb": "internal"} })
+	s := Service(app, true)
+	// Both 0.2.0's pods (name, instance, managed-by) and the new ones (name, managed-by,
+	// selector key) carry these labels.
+	g.Expect(s.Spec.Selector).To(Equal(map[string]string{LabelName: "web", LabelManagedBy: ManagedBy}))
+	g.Expect(s.Annotations).To(HaveKeyWithValue(AnnotationSelectorMigration, SelectorMigrationFrom020))
+	g.Expect(s.Annotations).To(HaveKeyWithValue("lb", "internal"))
+	legacyPods := LegacySelectorLabels(app)
+	legacyPods[LabelManagedBy] = ManagedBy
+	for k, v := range s.Spec.Selector {
+		g.Expect(legacyPods).To(HaveKeyWithValue(k, v))
+		g.Expect(Labels(app)).To(HaveKeyWithValue(k, v))
+	}
+
+	s = Service(app, false)
+	g.Expect(s.Spec.Selector).To(Equal(map[string]string{LabelSelector: "web"}))
+	g.Expect(s.Annotations).NotTo(HaveKey(AnnotationSelectorMigration))
+}

@@ -1,0 +1,69 @@
+package status
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// TestKstatus runs the kstatus library that Flux, kpt and cli-utils use on MyApps whose
+// status Compute wrote, in each phase, and checks what those tools would report.
+func TestKstatus(t *testing.T) {
+	refused := withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "forbidden"})
+	deadline := withCondition(deployment(1, 1, 3, 4, 1, 3, 3, true), appsv1.DeploymentCondition{
+		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
+
+	cases := map[string]struct {
+		obs  Observed
+		want kstatus.Status
+	}{
+		"rolled out":                 {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true)}, kstatus.CurrentStatus},
+		"scaled to zero":             {Observed{Deployment: deployment(1, 1, 0, 0, 0, 0, 0, true)}, kstatus.CurrentStatus},
+		"rolling out":                {Observed{Deployment: deployment(1, 1, 3, 4, 1, 3, 3, true)}, kstatus.InProgressStatus},
+		"scaling up":                 {Observed{Deployment: deployment(1, 1, 5, 3, 3, 3, 3, true)}, kstatus.InProgressStatus},
+		"no Deployment yet":          {Observed{}, kstatus.InProgressStatus},
+		"progress deadline exceeded": {Observed{Deployment: deadline}, kstatus.FailedStatus},
+		"pods refused":               {Observed{Deployment: refused}, kstatus.FailedStatus},
+		"child not owned": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"child rejected": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: ReasonChildRejected, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"waiting for a predecessor": {Observed{Waiting: &Failure{Reason: ReasonWaitingForPredecessor, Message: "m"}}, kstatus.InProgressStatus},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := &examplev1.MyApp{}
+			app.APIVersion, app.Kind = examplev1.GroupVersion.String(), "MyApp"
+			app.Name, app.Namespace, app.Generation = "web", "shop", 1
+			app.Status = Compute(app, tc.obs, t0)
+			g.Expect(kstatusOf(g, app)).To(Equal(tc.want))
+		})
+	}
+
+	t.Run("a new generation not yet reconciled", func(t *testing.T) {
+		g := NewWithT(t)
+		app := &examplev1.MyApp{}
+		app.APIVersion, app.Kind = examplev1.GroupVersion.String(), "MyApp"
+		app.Generation = 1
+		app.Status = Compute(app, Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true)}, t0)
+		app.Generation = 2
+		g.Expect(kstatusOf(g, app)).To(Equal(kstatus.InProgressStatus))
+	})
+}
+
+func kstatusOf(g Gomega, app *examplev1.MyApp) kstatus.Status {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	g.Expect(err).NotTo(HaveOccurred())
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: raw})
+	g.Expect(err).NotTo(HaveOccurred())
+	return res.Status
+}
