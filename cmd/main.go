@@ -32,6 +32,8 @@ func main() {
 		metricsCertPath                   string
 		leaderElect, secureMetrics, http2 bool
 		leaderElectionNamespace           string
+		maxConcurrentReconciles, burst    int
+		qps                               float64
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -47,6 +49,12 @@ func main() {
 		"Namespace of the leader election Lease; needed when running outside a cluster.")
 	flag.BoolVar(&http2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 rapid reset, CVE-2023-44487).")
+	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"How many MyApps are reconciled at once. See docs/benchmarks.md for how the default was chosen.")
+	flag.Float64Var(&qps, "kube-api-qps", 50,
+		"Sustained requests per second to the API server (client-side rate limit).")
+	flag.IntVar(&burst, "kube-api-burst", 100,
+		"Requests to the API server allowed in a burst above kube-api-qps.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -78,7 +86,9 @@ func main() {
 
 	namespaces := controller.WatchNamespaces(os.Getenv(controller.WatchNamespaceEnv))
 	log.Info("Watching namespaces", "namespaces", namespaces, "all", len(namespaces) == 0)
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS, restConfig.Burst = float32(qps), burst
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(namespaces),
 		Metrics:                       metricsOpts,
@@ -95,9 +105,10 @@ func main() {
 	}
 
 	if err := (&controller.MyAppReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
+		MaxConcurrentReconciles: maxConcurrentReconciles,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)

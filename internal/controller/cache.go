@@ -6,6 +6,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,17 +33,18 @@ func WatchNamespaces(value string) []string {
 }
 
 // CacheOptions trims what the manager caches: only the given namespaces (all when empty),
-// no managedFields, and of Deployments, Services and HorizontalPodAutoscalers only those
-// carrying our managed-by label, so that the operator's memory grows with the number of
-// MyApps, not with the size of the cluster.
+// of the children only those carrying our managed-by label, and of managedFields only the
+// operator's own entries. Those entries are what lets the reconciler see, without asking
+// the API server, whether a child still carries exactly what it would apply.
 func CacheOptions(namespaces []string) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
 	opts := cache.Options{
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: keepOwnManagedFields,
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1.Deployment{}:                     {Label: ours},
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
+			&policyv1.PodDisruptionBudget{}:          {Label: ours},
 		},
 	}
 	if len(namespaces) > 0 {
@@ -50,4 +54,22 @@ func CacheOptions(namespaces []string) cache.Options {
 		}
 	}
 	return opts
+}
+
+// keepOwnManagedFields drops the managedFields entries of every field manager but the
+// operator's.
+func keepOwnManagedFields(in any) (any, error) {
+	obj, err := meta.Accessor(in)
+	if err != nil {
+		return in, nil
+	}
+	entries := obj.GetManagedFields()
+	var kept []metav1.ManagedFieldsEntry
+	for _, mf := range entries {
+		if mf.Manager == FieldOwner || mf.Manager == RepairFieldOwner {
+			kept = append(kept, mf)
+		}
+	}
+	obj.SetManagedFields(kept)
+	return in, nil
 }

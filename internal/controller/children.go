@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,141 +20,212 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/managedfields"
 )
 
 // HandoverFieldOwner holds a Deployment's spec.replicas for the moment between the operator
 // dropping the field (autoscaling turned on) and the autoscaler first writing it.
 const HandoverFieldOwner = "myapp-operator-handover"
 
-// RepairFieldOwner is the field manager of repairChild's merge patch, removed right after.
+// RepairFieldOwner is the field manager of 0.2.0's repair merge patch. 0.2.0 removed its
+// managedFields entry right after the repair; one that survived is removed on a later
+// reconcile, since it would keep alive fields the operator no longer sends.
 const RepairFieldOwner = "myapp-operator-repair"
 
-// getChild reads the child of the MyApp with the given name into obj. It reports whether the
-// child exists, and fails with a notOwnedError when an object of that name exists that the
-// MyApp does not control. The cache only holds labelled objects, so a miss there is checked
-// against the API server before the child is taken to be absent.
-func (r *MyAppReconciler) getChild(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
-	key := types.NamespacedName{Namespace: app.Namespace, Name: name}
-	err := r.Get(ctx, key, obj)
-	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, obj)
+// extractor reads back from an object the apply configuration of what one field manager
+// owns in it: appsv1ac.ExtractDeployment and its kin.
+type extractor[T client.Object, AC runtime.ApplyConfiguration] func(T, string) (AC, error)
+
+// childKind describes how to apply one kind of child.
+type childKind[T client.Object, AC runtime.ApplyConfiguration] struct {
+	newObj  func() T
+	extract extractor[T, AC]
+}
+
+// applyChild brings the child to cfg and returns it as the API server stores it (or, when
+// nothing had to change, as the cache holds it). It talks to the API server only when there
+// is something to say: a child in the cache that already carries, under our field manager,
+// exactly what cfg says is left alone, with no request at all. A hand edit of a field we
+// own moves that field to another manager, so the comparison sees it and the apply puts it
+// back. The cache holds only objects labelled as ours, so a child it does not hold is
+// looked up live before anything is applied: an object of that name that the MyApp does not
+// control is never touched.
+//
+// before, when set, runs before an apply over an existing child (the replica hand-over).
+func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
+	kind childKind[T, AC], cfg AC, before func(existing T) error) (T, error) {
+	name := nameOf(cfg)
+	existing := kind.newObj()
+	inCache, err := r.cachedChild(ctx, app, name, existing)
+	if err != nil {
+		return existing, err
 	}
+	exists := inCache
+	if !inCache {
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, existing)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return existing, fmt.Errorf("reading %s %s: %w", r.kindOf(existing), name, err)
+		default:
+			if err := r.checkOwner(app, existing); err != nil {
+				return existing, err
+			}
+			exists = true
+		}
+	}
+
+	owned, err := kind.extract(existing, FieldOwner)
+	if err != nil {
+		return existing, fmt.Errorf("reading what the operator owns in %s %s: %w", r.kindOf(existing), name, err)
+	}
+	if inCache && equality.Semantic.DeepEqual(owned, cfg) {
+		return existing, r.dropStaleRepairOwner(ctx, existing)
+	}
+	if exists && before != nil {
+		if err := before(existing); err != nil {
+			return existing, err
+		}
+	}
+	live := kind.newObj()
+	if err := r.apply(ctx, cfg, live); err != nil {
+		if !apierrors.IsInvalid(err) || !exists {
+			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
+		}
+		repaired, rerr := r.repairListKeyClash(ctx, existing, cfg)
+		if rerr != nil {
+			log.FromContext(ctx).Info("Could not repair a hand-edited child", "kind", r.kindOf(existing), "name", name, "reason", rerr.Error())
+		}
+		if !repaired {
+			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
+		}
+		if err := r.apply(ctx, cfg, live); err != nil {
+			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
+		}
+	}
+	switch after, err := kind.extract(live, FieldOwner); {
+	case !exists:
+		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Created", "Created %s %s", r.kindOf(live), name)
+		log.FromContext(ctx).V(1).Info("Created child", "kind", r.kindOf(live), "name", name)
+	case err == nil && !equality.Semantic.DeepEqual(owned, after):
+		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Updated", "Updated %s %s", r.kindOf(live), name)
+		log.FromContext(ctx).V(1).Info("Updated child", "kind", r.kindOf(live), "name", name)
+	}
+	return live, r.dropStaleRepairOwner(ctx, live)
+}
+
+// apply server-side applies cfg with the operator's field owner, forced, and leaves in obj
+// the object the API server answered.
+func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
+	if err := r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return err
+	}
+	return replaceFromApplied(cfg, obj)
+}
+
+// cachedChild reads the child of that name from the cache into obj and checks that the
+// MyApp controls it. It reports whether the cache holds it; the cache holds only objects
+// labelled as ours.
+func (r *MyAppReconciler) cachedChild(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
+	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading %s %s: %w", kindOf(r.Scheme(), obj), name, err)
-	case !metav1.IsControlledBy(obj, app):
-		return true, &notOwnedError{kind: kindOf(r.Scheme(), obj), name: name}
+		return false, fmt.Errorf("reading %s %s: %w", r.kindOf(obj), name, err)
 	}
-	return true, nil
+	return true, r.checkOwner(app, obj)
 }
 
-// applyChild server-side applies cfg, unless an object of that name exists that the MyApp
-// does not control, and leaves in obj the child as the API server stored it. It records an
-// event when the apply created or changed the child.
-func (r *MyAppReconciler) applyChild(ctx context.Context, app *examplev1.MyApp, cfg runtime.ApplyConfiguration, obj client.Object) error {
-	name := nameOf(cfg)
-	existed, err := r.getChild(ctx, app, name, obj)
-	if err != nil {
-		return err
-	}
-	before := obj.GetResourceVersion()
-	kind := kindOf(r.Scheme(), obj)
-
-	err = r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership)
-	if apierrors.IsInvalid(err) && existed {
-		if rerr := r.repairChild(ctx, cfg, obj); rerr != nil {
-			log.FromContext(ctx).Error(rerr, "Repairing child failed", "kind", kind, "name", name)
-		} else {
-			err = nil
-		}
-	}
-	if err != nil {
-		return &applyError{kind: kind, name: name, err: err}
-	}
-	// The API server's answer was decoded into cfg; read it back as the typed object.
-	if err := replaceFromApplied(cfg, obj); err != nil {
-		return fmt.Errorf("reading back applied %s %s: %w", kind, name, err)
-	}
-
-	switch {
-	case !existed:
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Created", "Created %s %s", kind, name)
-	case obj.GetResourceVersion() != before:
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Updated", "Updated %s %s", kind, name)
-	default:
+// checkOwner fails unless the MyApp controls obj. A child controlled by an earlier MyApp of
+// the same name (same name, another UID) is the garbage collector's to remove: that is a
+// wait, not a conflict.
+func (r *MyAppReconciler) checkOwner(app *examplev1.MyApp, obj client.Object) error {
+	if metav1.IsControlledBy(obj, app) {
 		return nil
 	}
-	log.FromContext(ctx).V(1).Info("Applied child", "kind", kind, "name", name, "created", !existed)
-	return nil
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == "MyApp" && ref.Name == app.Name &&
+		ref.APIVersion == examplev1.GroupVersion.String() {
+		return &predecessorError{kind: r.kindOf(obj), name: obj.GetName()}
+	}
+	return &notOwnedError{kind: r.kindOf(obj), name: obj.GetName()}
 }
 
-// repairChild brings back a child of ours whose apply the API server rejected because of a
-// hand edit. Server-side apply merges list items by key: when someone changes the key of an
-// item we own (a Service port, a container port), the edited item becomes theirs and ours
-// is added beside it, and the two clash (say, on a port name). A JSON merge patch replaces
-// such lists whole; the forced apply that follows owns every field again; and the repair's
-// own managedFields entry is dropped, so that it does not keep alive fields we later stop
-// sending.
-func (r *MyAppReconciler) repairChild(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
-	body, err := json.Marshal(cfg)
-	if err != nil {
+// deleteChild deletes the cached child if the MyApp controls it; a child the cache does not
+// hold is not ours to delete.
+func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, obj client.Object, name string) error {
+	found, err := r.cachedChild(ctx, app, name, obj)
+	var notOwned *notOwnedError
+	var predecessor *predecessorError
+	if errors.As(err, &notOwned) || errors.As(err, &predecessor) {
+		return nil // someone else's; none of ours is wanted
+	}
+	if err != nil || !found || !obj.GetDeletionTimestamp().IsZero() {
 		return err
 	}
-	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body), client.FieldOwner(RepairFieldOwner)); err != nil {
-		return fmt.Errorf("merge patch: %w", err)
-	}
-	if err := r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply after merge patch: %w", err)
-	}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return err
-	}
-	var kept []metav1.ManagedFieldsEntry
-	for _, mf := range obj.GetManagedFields() {
-		if mf.Manager != RepairFieldOwner {
-			kept = append(kept, mf)
-		}
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"managedFields": kept, "resourceVersion": obj.GetResourceVersion(),
-	}})
-	if err != nil {
-		return err
-	}
-	if err := r.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("dropping the repair's field ownership: %w", err)
-	}
-	return nil
-}
-
-// deleteChild deletes a child the MyApp controls (getChild checked that) and no longer wants.
-func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, obj client.Object) error {
-	kind := kindOf(r.Scheme(), obj)
-	err := r.Delete(ctx, obj, client.Preconditions{UID: ptrTo(obj.GetUID())})
+	kind := r.kindOf(obj)
+	err = r.Delete(ctx, obj, client.Preconditions{UID: ptrTo(obj.GetUID())})
 	if client.IgnoreNotFound(err) != nil {
-		return &applyError{kind: kind, name: obj.GetName(), err: err}
+		return &applyError{kind: kind, name: name, err: err}
 	}
-	r.Recorder.Eventf(app, corev1.EventTypeNormal, "Deleted", "Deleted %s %s", kind, obj.GetName())
+	r.Recorder.Eventf(app, corev1.EventTypeNormal, "Deleted", "Deleted %s %s", kind, name)
 	return nil
 }
 
-// handOverReplicas keeps the Deployment's replica count when autoscaling is turned on. The
-// operator is then about to stop applying spec.replicas; were it the field's only owner,
-// server-side apply would reset the field to its default of one pod until the autoscaler
-// acts. A second field manager takes co-ownership of the current value first; the
-// autoscaler's first scale then takes the field from it.
-func (r *MyAppReconciler) handOverReplicas(ctx context.Context, app *examplev1.MyApp) error {
+// holdReplicas keeps the Deployment's replica count when the operator is about to apply it
+// without spec.replicas (autoscaling on). Were the operator the field's only owner,
+// server-side apply would reset it to the default of one pod until the autoscaler acts. Who
+// owns the field is read from the live object's managedFields, not from the cache or from
+// whether an autoscaler exists: if nobody else holds it, a second field manager takes
+// co-ownership of the current value first, and the autoscaler's first scale takes it over.
+func (r *MyAppReconciler) holdReplicas(ctx context.Context, app *examplev1.MyApp) error {
 	live := &appsv1.Deployment{}
-	exists, err := r.getChild(ctx, app, app.Name, live)
-	if err != nil || !exists || live.Spec.Replicas == nil {
-		return err
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, live); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if live.Spec.Replicas == nil {
+		return nil
+	}
+	for _, owner := range managedfields.Owners(live, "f:spec", "f:replicas") {
+		if owner != FieldOwner {
+			return nil
+		}
 	}
 	cfg := appsv1ac.Deployment(app.Name, app.Namespace).
 		WithSpec(appsv1ac.DeploymentSpec().WithReplicas(*live.Spec.Replicas))
 	if err := r.Apply(ctx, cfg, client.FieldOwner(HandoverFieldOwner)); err != nil {
 		return &applyError{kind: "Deployment", name: app.Name, err: err}
+	}
+	return nil
+}
+
+// dropStaleRepairOwner removes a managedFields entry of 0.2.0's repair, guarded by the
+// object's resourceVersion.
+func (r *MyAppReconciler) dropStaleRepairOwner(ctx context.Context, obj client.Object) error {
+	if !managedfields.Has(obj, RepairFieldOwner) {
+		return nil
+	}
+	live := obj.DeepCopyObject().(client.Object)
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	var kept []metav1.ManagedFieldsEntry
+	for _, mf := range live.GetManagedFields() {
+		if mf.Manager != RepairFieldOwner {
+			kept = append(kept, mf)
+		}
+	}
+	if len(kept) == len(live.GetManagedFields()) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"managedFields": kept, "resourceVersion": live.GetResourceVersion(),
+	}})
+	if err != nil {
+		return err
+	}
+	if err := r.Patch(ctx, live, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return &applyError{kind: r.kindOf(obj), name: obj.GetName(), err: err}
 	}
 	return nil
 }
@@ -170,8 +243,8 @@ func replaceFromApplied(cfg runtime.ApplyConfiguration, obj client.Object) error
 	return json.Unmarshal(raw, obj)
 }
 
-func kindOf(scheme *runtime.Scheme, obj runtime.Object) string {
-	gvk, err := apiutil.GVKForObject(obj, scheme)
+func (r *MyAppReconciler) kindOf(obj runtime.Object) string {
+	gvk, err := apiutil.GVKForObject(obj, r.Scheme())
 	if err != nil {
 		return fmt.Sprintf("%T", obj)
 	}

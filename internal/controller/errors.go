@@ -17,12 +17,25 @@ import (
 // its deletion, and a quota that refused a child may be raised.
 const slowRetry = time.Minute
 
+// predecessorRetry is how soon a MyApp whose name is still held by children of a deleted
+// predecessor looks again, in case the garbage collector's deletions are not seen.
+const predecessorRetry = 5 * time.Second
+
 // notOwnedError: an object with a child's name exists and the MyApp does not control it.
 type notOwnedError struct{ kind, name string }
 
 func (e *notOwnedError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not owned by this MyApp; the operator leaves it untouched. "+
 		"Delete or rename it, or rename the MyApp", e.kind, e.name)
+}
+
+// predecessorError: a child's name is held by the child of an earlier MyApp of the same
+// name (deleted, then created again), which the garbage collector is about to remove.
+type predecessorError struct{ kind, name string }
+
+func (e *predecessorError) Error() string {
+	return fmt.Sprintf("%s %s still belongs to an earlier MyApp of this name; waiting for the garbage collector to remove it",
+		e.kind, e.name)
 }
 
 // applyError: the API server failed a change to a child.
@@ -37,6 +50,8 @@ func (e *applyError) Unwrap() error { return e.err }
 // failure is how the reconciler reacts to an error: what the status says and how it retries.
 type failure struct {
 	status.Failure
+	// waiting failures are work under way rather than problems.
+	waiting bool
 	// transient errors are returned to controller-runtime, which retries with backoff.
 	transient bool
 	// retryAfter, when set, schedules one more look without treating the error as transient.
@@ -47,16 +62,23 @@ type failure struct {
 // given problem; the raw error goes to the event and the log.
 func classify(err error) failure {
 	var (
-		invalid  *desired.InvalidSpecError
-		notOwned *notOwnedError
-		applyErr *applyError
+		invalid     *desired.InvalidSpecError
+		notOwned    *notOwnedError
+		predecessor *predecessorError
+		applyErr    *applyError
 	)
 	switch {
 	case errors.As(err, &invalid):
-		return failure{Failure: status.Failure{Reason: status.ReasonInvalidSpec, Message: invalid.Error()}}
+		return failure{Failure: status.Failure{Reason: status.ReasonInvalidSpec, Message: invalid.Error(), Terminal: true}}
+	case errors.As(err, &predecessor):
+		return failure{
+			Failure:    status.Failure{Reason: status.ReasonWaitingForPredecessor, Message: predecessor.Error()},
+			waiting:    true,
+			retryAfter: predecessorRetry,
+		}
 	case errors.As(err, &notOwned):
 		return failure{
-			Failure:    status.Failure{Reason: status.ReasonChildNotOwned, Message: notOwned.Error()},
+			Failure:    status.Failure{Reason: status.ReasonChildNotOwned, Message: notOwned.Error(), Terminal: true},
 			retryAfter: slowRetry,
 		}
 	case errors.As(err, &applyErr) && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)):
@@ -69,8 +91,9 @@ func classify(err error) failure {
 		}
 		return failure{
 			Failure: status.Failure{
-				Reason:  status.ReasonChildRejected,
-				Message: fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg),
+				Reason:   status.ReasonChildRejected,
+				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg),
+				Terminal: true,
 			},
 			retryAfter: slowRetry,
 		}

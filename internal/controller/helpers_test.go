@@ -5,6 +5,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,6 +64,7 @@ var (
 	getDeployment = get[appsv1.Deployment]
 	getService    = get[corev1.Service]
 	getHPA        = get[autoscalingv2.HorizontalPodAutoscaler]
+	getPDB        = get[policyv1.PodDisruptionBudget]
 )
 
 // container is the single container of a Deployment's pods.
@@ -90,6 +92,8 @@ func rollOut(ns, name string) {
 		d.Status = appsv1.DeploymentStatus{
 			ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: want,
 			ReadyReplicas: want, AvailableReplicas: want,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+				Reason: "MinimumReplicasAvailable", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 		}
 		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 	}).Should(Succeed())

@@ -6,19 +6,24 @@ package controller
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -28,24 +33,30 @@ import (
 // FieldOwner is the field manager of every change the operator applies.
 const FieldOwner = "myapp-operator"
 
-// MyAppReconciler brings a MyApp's Deployment, Service and HorizontalPodAutoscaler to the
-// state its spec asks for and reports what it observed in the MyApp's status.
+// MyAppReconciler brings a MyApp's Deployment, Service, HorizontalPodAutoscaler and
+// PodDisruptionBudget to the state its spec asks for and reports what it observed in the
+// MyApp's status.
 type MyAppReconciler struct {
 	// Client reads from the manager's cache, which holds only objects labelled as ours.
 	client.Client
-	// APIReader reads from the API server; it finds same-named objects the cache cannot see.
+	// APIReader reads from the API server: a same-named object the cache cannot see, the
+	// live managedFields before a replica hand-over, a 0.2.0 ReplicaSet being migrated.
 	APIReader client.Reader
 	// Recorder records events on the MyApp. They are core/v1 Events: `kubectl describe` and
 	// `kubectl events` show them, and OLM's bundle checks accept their RBAC rule.
 	Recorder record.EventRecorder
+	// MaxConcurrentReconciles is how many MyApps are reconciled at once (default 1).
+	MaxConcurrentReconciles int
 }
 
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
 // +kubebuilder:rbac:groups=example.com,resources=myapps/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=example.com,resources=myapps/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconcile applies the MyApp's children and updates its status.
@@ -60,74 +71,119 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 
 	obs := status.Observed{
-		Selector: labels.SelectorFromSet(desired.SelectorLabels(app)).String(),
+		Selector:         labels.SelectorFromSet(desired.SelectorLabels(app)).String(),
+		ReconcileRequest: app.Annotations[examplev1.ReconcileRequestAnnotation],
 	}
-	result, err := r.applyChildren(ctx, app, &obs)
-	if serr := r.patchStatus(ctx, app, obs); serr != nil {
-		return ctrl.Result{}, errors.Join(err, serr)
+	out := &outcome{}
+	r.reconcileChildren(ctx, app, &obs, out)
+	if err := r.patchStatus(ctx, app, obs); err != nil {
+		out.errs = append(out.errs, err)
 	}
-	return result, err
+	return out.result()
 }
 
-// applyChildren applies the Service, the Deployment and the autoscaler in turn and stops at
-// the first failure, which it records in obs. It returns an error only for failures worth
-// retrying with backoff.
-func (r *MyAppReconciler) applyChildren(ctx context.Context, app *examplev1.MyApp, obs *status.Observed) (ctrl.Result, error) {
+// reconcileChildren brings every child to its intent. One child failing does not stop the
+// others: each failure is recorded, and the status counts still come from the Deployment.
+func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
 	deployment, err := desired.Deployment(app)
-	if err != nil {
-		return r.fail(ctx, app, obs, err)
-	}
-	if err := r.applyChild(ctx, app, desired.Service(app), &corev1.Service{}); err != nil {
-		return r.fail(ctx, app, obs, err)
-	}
+	out.add(r, app, obs, err)
 
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{}
-	hpaExists, err := r.getChild(ctx, app, app.Name, hpa)
-	var notOwned *notOwnedError
-	if errors.As(err, &notOwned) && !desired.AutoscalingEnabled(app) {
-		// Someone else's autoscaler of that name: none is wanted, and it is not ours to delete.
-		hpaExists, err = false, nil
-	}
-	if err != nil {
-		return r.fail(ctx, app, obs, err)
-	}
-	if desired.AutoscalingEnabled(app) && !hpaExists {
-		if err := r.handOverReplicas(ctx, app); err != nil {
-			return r.fail(ctx, app, obs, err)
+	phase, legacy := r.migrationPhase(ctx, app)
+	migrating := phase != migrationNone
+	_, err = applyChild(ctx, r, app, serviceKind, desired.Service(app, migrating), nil)
+	out.add(r, app, obs, err)
+	serviceApplied := err == nil
+
+	switch {
+	case phase == migrationOrphaning:
+		obs.Deployment = legacy
+		if serviceApplied {
+			out.add(r, app, obs, r.orphanLegacyDeployment(ctx, app, legacy))
+		}
+		obs.Waiting = &migrationWaiting
+	case deployment != nil:
+		if phase == migrationReplacing && desired.AutoscalingEnabled(app) {
+			out.add(r, app, obs, r.keepLegacyCount(ctx, app, deployment))
+		}
+		d, err := applyChild(ctx, r, app, deploymentKind, deployment, func(*appsv1.Deployment) error {
+			if deployment.Spec.Replicas == nil {
+				return r.holdReplicas(ctx, app)
+			}
+			return nil
+		})
+		out.add(r, app, obs, err)
+		if metav1.IsControlledBy(d, app) {
+			obs.Deployment = d
+		}
+		if phase == migrationReplacing {
+			out.add(r, app, obs, r.finishMigration(ctx, app, obs, serviceApplied))
 		}
 	}
 
-	live := &appsv1.Deployment{}
-	if err := r.applyChild(ctx, app, deployment, live); err != nil {
-		return r.fail(ctx, app, obs, err)
-	}
-	obs.Deployment = live
-
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
-		err = r.applyChild(ctx, app, want, hpa)
-	} else if hpaExists {
-		err = r.deleteChild(ctx, app, hpa)
+		h, err := applyChild(ctx, r, app, autoscalerKind, want, nil)
+		out.add(r, app, obs, err)
+		if metav1.IsControlledBy(h, app) {
+			obs.Autoscaler = h
+		}
+	} else {
+		out.add(r, app, obs, r.deleteChild(ctx, app, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
 	}
-	if err != nil {
-		return r.fail(ctx, app, obs, err)
+	if want := desired.PodDisruptionBudget(app); want != nil {
+		_, err := applyChild(ctx, r, app, budgetKind, want, nil)
+		out.add(r, app, obs, err)
+	} else {
+		out.add(r, app, obs, r.deleteChild(ctx, app, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
-	return ctrl.Result{}, nil
 }
 
-// fail turns an error into the failure the status reports and an event, and decides
-// whether to retry: transient errors return for backoff, errors the user must fix do not.
-func (r *MyAppReconciler) fail(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, err error) (ctrl.Result, error) {
+// The kinds of children, with the function that reads back what the operator owns of each.
+var (
+	deploymentKind = childKind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
+		newObj: func() *appsv1.Deployment { return &appsv1.Deployment{} }, extract: appsv1ac.ExtractDeployment}
+	serviceKind = childKind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
+		newObj: func() *corev1.Service { return &corev1.Service{} }, extract: corev1ac.ExtractService}
+	autoscalerKind = childKind[*autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration]{
+		newObj:  func() *autoscalingv2.HorizontalPodAutoscaler { return &autoscalingv2.HorizontalPodAutoscaler{} },
+		extract: autoscalingv2ac.ExtractHorizontalPodAutoscaler}
+	budgetKind = childKind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
+		newObj:  func() *policyv1.PodDisruptionBudget { return &policyv1.PodDisruptionBudget{} },
+		extract: policyv1ac.ExtractPodDisruptionBudget}
+)
+
+// outcome gathers what the children's reconciles met and decides how to retry.
+type outcome struct {
+	errs       []error
+	retryAfter time.Duration
+}
+
+// add records err, if any: in the observation for the status, as a warning event, and as
+// the retry it calls for. Transient errors are returned to controller-runtime, which logs
+// them once and retries with backoff; errors the user must fix are not (no backoff loop).
+func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Observed, err error) {
+	if err == nil {
+		return
+	}
 	f := classify(err)
-	obs.Failure = &f.Failure
-	r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
-	if f.retryAfter > 0 {
-		return ctrl.Result{RequeueAfter: f.retryAfter}, nil
+	if f.waiting {
+		obs.Waiting = &f.Failure
+	} else {
+		obs.Failures = append(obs.Failures, f.Failure)
+		r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
 	}
 	if f.transient {
-		log.FromContext(ctx).Error(err, "Reconcile failed, retrying", "reason", f.Reason)
-		return ctrl.Result{}, err
+		o.errs = append(o.errs, err)
 	}
-	return ctrl.Result{}, nil
+	if f.retryAfter > 0 && (o.retryAfter == 0 || f.retryAfter < o.retryAfter) {
+		o.retryAfter = f.retryAfter
+	}
+}
+
+func (o *outcome) result() (ctrl.Result, error) {
+	if len(o.errs) > 0 {
+		return ctrl.Result{}, errors.Join(o.errs...)
+	}
+	return ctrl.Result{RequeueAfter: o.retryAfter}, nil
 }
 
 // patchStatus computes the status from the observation and writes it only if it changed.
@@ -138,21 +194,20 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 	}
 	patch := client.MergeFrom(app.DeepCopy())
 	app.Status = next
-	if err := r.Status().Patch(ctx, app, patch); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	return nil
+	return client.IgnoreNotFound(r.Status().Patch(ctx, app, patch))
 }
 
-// SetupWithManager registers the reconciler. The MyApp is watched for spec changes only
-// (its own status writes must not trigger it); the children are watched for every change,
-// so that edits, deletions and status updates of a child reach its MyApp.
+// SetupWithManager registers the reconciler. The MyApp is watched for spec changes, reconcile
+// requests and resyncs (not for its own status writes); the children for the changes that
+// can move the MyApp's status or intent (see predicates.go).
 func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&examplev1.MyApp{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
+		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)
 }

@@ -37,7 +37,10 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(c.Ports).To(ConsistOf(HaveField("ContainerPort", int32(8080))))
 			g.Expect(c.Env).To(ConsistOf(corev1.EnvVar{Name: "MODE", Value: "prod"}))
 			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelManagedBy, desired.ManagedBy))
-			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelInstance, "web"))
+			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelSelector, "web"))
+			g.Expect(d.Spec.Selector.MatchLabels).To(Equal(map[string]string{desired.LabelSelector: "web"}))
+			g.Expect(c.ReadinessProbe.TCPSocket.Port).To(Equal(intstr.FromString("http")))
+			g.Expect(*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
 			g.Expect(d.Labels).To(HaveKeyWithValue(desired.LabelName, "web"))
 			g.Expect(metav1.IsControlledBy(d, app)).To(BeTrue())
 
@@ -53,9 +56,11 @@ var _ = Describe("A MyApp", func() {
 		Eventually(func(g Gomega) {
 			a := getMyApp(ns, "web")(g)
 			g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation))
-			g.Expect(a.Status.Selector).To(Equal("app.kubernetes.io/instance=web,app.kubernetes.io/name=web"))
+			g.Expect(a.Status.Selector).To(Equal("myapp.example.com/name=web"))
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(condition(g, a, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(a.Status.LastUpdateTime).NotTo(BeNil())
 		}).Should(Succeed())
@@ -83,9 +88,17 @@ var _ = Describe("A MyApp", func() {
 		By("going back to Progressing for a new generation until that one is rolled out")
 		app := getMyApp(ns, "web")(Default)
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		// The deployment controller observes the new template: no pod runs it yet.
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(container(g, d).Image).To(Equal("nginx:1.28"))
+			d.Status.ObservedGeneration, d.Status.UpdatedReplicas = d.Generation, 0
+			g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+		}).Should(Succeed())
 		Eventually(func(g Gomega) {
 			a := getMyApp(ns, "web")(g)
 			g.Expect(a.Status.ObservedGeneration).To(Equal(int64(2)))
+			g.Expect(condition(g, a, examplev1.ConditionReconciling).Reason).To(Equal(status.ReasonRollingOut))
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
@@ -109,8 +122,8 @@ var _ = Describe("A MyApp", func() {
 				{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "pw"}}},
 			}
 			a.Spec.Resources = &examplev1.ResourceRequirements{
-				Limits:   &examplev1.ResourceList{CPU: "1", Memory: "1Gi"},
-				Requests: &examplev1.ResourceList{CPU: "250m", Memory: "256Mi"},
+				Limits:   map[corev1.ResourceName]examplev1.Quantity{"cpu": "1", "memory": "1073741824"},
+				Requests: map[corev1.ResourceName]examplev1.Quantity{"cpu": "250m", "memory": "256Mi"},
 			}
 			a.Spec.ServiceType = examplev1.ServiceTypeNodePort
 		})
@@ -261,6 +274,7 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(deg.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(deg.Reason).To(Equal(status.ReasonChildNotOwned))
 			g.Expect(deg.Message).To(ContainSubstring("Deployment web exists and is not owned by this MyApp"))
+			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
 			ready := condition(g, a, examplev1.ConditionReady)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(ready.Reason).To(Equal(status.ReasonChildNotOwned))

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -33,10 +34,20 @@ var (
 	testEnv   *envtest.Environment
 	cfg       *rest.Config
 	k8s       client.Client // uncached, so tests see exactly what the API server holds
+	k8sWatch  client.WithWatch
 	scheme    = runtime.NewScheme()
 	suiteCtx  context.Context
 	cancelAll context.CancelFunc
 )
+
+// unwatched keeps out of the manager's sight the MyApps labelled unwatchedLabel.
+var unwatched = func() labels.Selector {
+	sel, err := labels.Parse("!" + unwatchedLabel)
+	utilruntime.Must(err)
+	return sel
+}()
+
+const unwatchedLabel = "stories.example.com/unwatched"
 
 // resyncPeriod is short so that the steady-state story sees several resyncs in its window.
 const resyncPeriod = 2 * time.Second
@@ -68,9 +79,11 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
+	k8sWatch, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
 
 	suiteCtx, cancelAll = context.WithCancel(context.Background())
-	startManager(suiteCtx, nil)
+	startManager(suiteCtx, nil, &managerRequests)
 })
 
 var _ = AfterSuite(func() {
@@ -84,20 +97,28 @@ var _ = AfterSuite(func() {
 
 // startManager runs the reconciler as cmd/main.go wires it, watching the given namespaces
 // (all when nil), until ctx ends.
-func startManager(ctx context.Context, namespaces []string) {
+func startManager(ctx context.Context, namespaces []string, requests *requestCounter) {
 	skip := true
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrCfg := rest.CopyConfig(cfg)
+	if requests != nil {
+		mgrCfg.Wrap(requests.wrap)
+	}
+	cacheOpts := withSyncPeriod(CacheOptions(namespaces))
+	// A story that must set the scene before the operator looks labels its MyApp unwatched.
+	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: unwatched}
+	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  withSyncPeriod(CacheOptions(namespaces)),
+		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: &skip},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect((&MyAppReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
+		MaxConcurrentReconciles: 4,
 	}).SetupWithManager(mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
-
 )
 
 // FuzzBuilders feeds the builders arbitrary specs, including ones the API server would

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// managerRequests counts the requests the suite's manager sends to the API server.
+var managerRequests requestCounter
+
+// requestCounter counts a client's requests by verb and path, through a wrapped transport:
+// what the API server actually receives, not what the code meant to send.
+type requestCounter struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		c.mu.Lock()
+		c.seen = append(c.seen, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
+		c.mu.Unlock()
+		return rt.RoundTrip(req)
+	})
+}
+
+// since returns the requests seen after the first n, leaving out the informers' watches and
+// lists, which are the cache's, not a reconcile's.
+func (c *requestCounter) since(n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, r := range c.seen[n:] {
+		if strings.Contains(r, "watch=true") {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// count is how many requests were seen so far.
+func (c *requestCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.seen)
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
