@@ -9,7 +9,7 @@ SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
 # The operator's version and its release date; the bundle and the catalog take them from here.
-VERSION ?= 0.2.0
+VERSION ?= 0.3.0
 BUNDLE_CREATED_AT ?= 2026-11-22T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
@@ -173,7 +173,7 @@ bundle-push: ## Push the bundle image.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
-RELEASED_BUNDLES ?= releases/0.1.0
+RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0
 
 .PHONY: catalog
 catalog: $(OPM) ## Render the file-based catalog (catalog/) from bundle/ and the released bundles, and validate it.
