@@ -80,28 +80,33 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Command"
 	Command []string `json:"command,omitempty"`
 
 	// Args replaces the image's command arguments.
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Arguments"
 	Args []string `json:"args,omitempty"`
 
 	// ReadinessProbe decides when a pod receives traffic and counts as ready. Defaults to a
 	// TCP check of the MyApp's port, so that Ready means "accepting connections".
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Readiness probe"
 	ReadinessProbe *Probe `json:"readinessProbe,omitempty"`
 
 	// LivenessProbe restarts the container when it fails. Defaults to none.
 	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a liveness probe",fieldPath=".successThreshold"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Liveness probe"
 	LivenessProbe *Probe `json:"livenessProbe,omitempty"`
 
 	// StartupProbe holds the other probes back until it passes once, for slow starters.
 	// Defaults to none.
 	// +kubebuilder:validation:XValidation:rule="!has(self.successThreshold) || self.successThreshold == 1",message="successThreshold must be 1 for a startup probe",fieldPath=".successThreshold"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Startup probe"
 	StartupProbe *Probe `json:"startupProbe,omitempty"`
 
 	// SecurityContext is the container's security context. Fields left out take the
@@ -109,12 +114,14 @@ type MyAppSpec struct {
 	// and capabilities {drop: [ALL]} (a capabilities field given here replaces that default
 	// whole). Set a field to override its default.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Container security context"
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
 	// PodSecurityContext is the pod's security context. Fields left out take the defaults of
 	// the "restricted" Pod Security Standard: runAsNonRoot true and seccompProfile
 	// {type: RuntimeDefault}. Set runAsNonRoot false for an image that must run as root.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod security context"
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
 	// ServiceAccountName is the ServiceAccount the pods run as. Defaults to the namespace's
@@ -122,6 +129,7 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid ServiceAccount name: lower case letters, digits, '-' and '.'"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service account",xDescriptors={"urn:alm:descriptor:io.kubernetes:ServiceAccount"}
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// ImagePullSecrets name Secrets in the MyApp's namespace holding registry credentials.
@@ -129,6 +137,7 @@ type MyAppSpec struct {
 	// +listType=map
 	// +listMapKey=name
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Image pull secrets"
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
 	// PodLabels are extra labels on the pods. The operator's own pod labels
@@ -138,12 +147,14 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="label keys must be qualified names such as app or example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/') && k != 'app.kubernetes.io/name' && k != 'app.kubernetes.io/managed-by')",message="must not set app.kubernetes.io/name, app.kubernetes.io/managed-by or keys under myapp.example.com/: the operator sets them"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod labels"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 
 	// PodAnnotations are extra annotations on the pods.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod annotations"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// ServiceAnnotations are extra annotations on the Service, e.g. for a cloud load
@@ -152,22 +163,26 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/'))",message="must not set keys under myapp.example.com/: the operator sets them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service annotations"
 	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
 
 	// NodeSelector limits the pods to nodes carrying all these labels.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="label keys must be qualified names such as disktype or example.com/zone"
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Node selector"
 	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
 
 	// Tolerations let the pods run on nodes with matching taints.
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Tolerations"
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// Affinity holds the pods' node affinity and pod (anti-)affinity rules.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Affinity"
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
 
 	// TopologySpreadConstraints spread the pods across zones or nodes. A constraint without
@@ -175,16 +190,19 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Topology spread constraints"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// RollingUpdate tunes how a new pod template replaces the old pods. Defaults to the
 	// Deployment's 25% surge and 25% unavailable.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Rolling update"
 	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
 
 	// PodDisruptionBudget, when set, makes the operator keep a PodDisruptionBudget for the
 	// pods, named after the MyApp. Removing the field removes the budget.
 	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod disruption budget"
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 }
 

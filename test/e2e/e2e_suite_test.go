@@ -87,25 +87,29 @@ func (o *operator) logContains(s string) bool {
 // isLeader tells whether the operator has won the leader election.
 func (o *operator) isLeader() bool { return o.logContains("Successfully acquired lease") }
 
-// reconciles reads the operator's count of MyApp reconciles from its metrics endpoint.
+// reconciles reads the operator's count of MyApp reconciles from its metrics endpoint. It
+// fails the test when it cannot measure: a scrape that fails, or an answer that is not the
+// operator's metrics. A process whose controller never started (a standby) has no reconcile
+// series yet, which counts as 0.
 func (o *operator) reconciles() float64 {
 	resp, err := http.Get(o.metrics)
-	if err != nil {
-		return 0
-	}
+	Expect(err).NotTo(HaveOccurred(), "scraping the operator's metrics")
 	defer resp.Body.Close()
-	total := 0.0
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "scraping the operator's metrics")
+	total, sawRuntime := 0.0, false
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
+		sawRuntime = sawRuntime || strings.HasPrefix(line, "controller_runtime_") || strings.HasPrefix(line, "rest_client_requests_total")
 		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && strings.Contains(line, `controller="myapp"`) {
 			fields := strings.Fields(line)
 			v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-			if err == nil {
-				total += v
-			}
+			Expect(err).NotTo(HaveOccurred(), "reading %q", line)
+			total += v
 		}
 	}
+	Expect(sc.Err()).NotTo(HaveOccurred())
+	Expect(sawRuntime).To(BeTrue(), "the metrics endpoint answered without the manager's metrics")
 	return total
 }
 

@@ -29,8 +29,8 @@ const (
 	installNS      = "myapp-system"
 	operatorSA     = "myapp-operator-controller-manager"
 	operatorDeploy = "myapp-operator-controller-manager"
-	firstCSV       = "myapp-operator.v0.1.0"
-	nextCSV        = "myapp-operator.v0.2.0"
+	firstCSV       = "myapp-operator.v0.2.0"
+	nextCSV        = "myapp-operator.v0.3.0"
 )
 
 var _ = Describe("The operator installed through OLM", Ordered, func() {
@@ -50,7 +50,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
 			Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{installNS}},
 		})).To(Succeed())
-		// Manual approval starting at 0.1.0, so that the test drives each step of the upgrade.
+		// Manual approval starting at 0.2.0, so that the test drives each step of the upgrade.
 		Expect(k8s.Create(ctx, &operatorsv1alpha1.Subscription{
 			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
 			Spec: &operatorsv1alpha1.SubscriptionSpec{
@@ -59,29 +59,34 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			},
 		})).To(Succeed())
 
-		By("installing 0.1.0 through an InstallPlan")
+		By("installing 0.2.0 through an InstallPlan")
 		started := time.Now()
 		approveAndComplete(firstCSV)
 		expectSucceeded(firstCSV)
-		expectOperatorDeployment("example.com/myapp-operator:v0.1.0")
-		AddReportEntry("OLM install of 0.1.0", time.Since(started).Round(100*time.Millisecond).String())
+		expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
+		AddReportEntry("OLM install of 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
 		By("granting the operator's service account exactly what the CSV asks for")
 		Expect(can("patch", "apps", "deployments", installNS)).To(BeTrue())
 		Expect(can("watch", "example.com", "myapps", installNS)).To(BeTrue())
 		Expect(can("patch", "example.com", "myapps/status", installNS)).To(BeTrue())
-		Expect(can("delete", "apps", "deployments", installNS)).To(BeFalse(), "the operator never deletes Deployments")
+		Expect(can("delete", "apps", "deployments", installNS)).To(BeFalse(), "0.2.0 never deletes Deployments")
 		Expect(can("get", "", "secrets", installNS)).To(BeFalse(), "the operator never reads Secrets")
 
-		By("upgrading to 0.2.0, the next version in the channel")
+		By("upgrading to 0.3.0, the next version in the channel")
 		started = time.Now()
 		approveAndComplete(nextCSV)
 		expectSucceeded(nextCSV)
-		expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
+		expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{}))
 		}).Should(BeTrue(), "the replaced CSV should be removed")
-		AddReportEntry("OLM upgrade to 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
+		AddReportEntry("OLM upgrade to 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+		By("granting 0.3.0 what it newly needs: budgets, and replacing 0.2.0's Deployments")
+		Eventually(func() bool { return can("patch", "policy", "poddisruptionbudgets", installNS) }).Should(BeTrue())
+		Expect(can("delete", "apps", "deployments", installNS)).To(BeTrue())
+		Expect(can("list", "apps", "replicasets", installNS)).To(BeTrue())
+		Expect(can("get", "", "secrets", installNS)).To(BeFalse(), "the operator never reads Secrets")
 
 		By("running the manager with nothing but the permissions OLM granted from the CSV")
 		// The simulated nodes run no containers, so the manager runs here, as the CSV's
