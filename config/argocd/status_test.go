@@ -1,0 +1,93 @@
+package argocd
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// TestHealthAgreesWithTheOperatorAndFlux runs the health check on statuses the operator's own
+// status computation wrote, not on hand-written fixtures, and checks that Argo CD would say
+// what kstatus (Flux) says: Current is Healthy, InProgress is Progressing, Failed is Degraded.
+func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
+	script, err := compileHealth(readFile(t, "example.com/MyApp/health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := func(replicas, total, updated, available int32, conds ...appsv1.DeploymentCondition) *appsv1.Deployment {
+		d := &appsv1.Deployment{}
+		d.Name, d.Generation = "web", 1
+		d.Spec.Replicas = &replicas
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: total, UpdatedReplicas: updated,
+			ReadyReplicas: available, AvailableReplicas: available}
+		avail := corev1.ConditionFalse
+		if available >= replicas {
+			avail = corev1.ConditionTrue
+		}
+		d.Status.Conditions = append([]appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: avail}}, conds...)
+		return d
+	}
+	cases := map[string]struct {
+		obs  status.Observed
+		want kstatus.Status
+	}{
+		"rolled out":     {status.Observed{Deployment: deployment(3, 3, 3, 3)}, kstatus.CurrentStatus},
+		"scaled to zero": {status.Observed{Deployment: deployment(0, 0, 0, 0)}, kstatus.CurrentStatus},
+		"rolling out":    {status.Observed{Deployment: deployment(3, 4, 1, 3)}, kstatus.InProgressStatus},
+		"scaling up":     {status.Observed{Deployment: deployment(5, 3, 3, 3)}, kstatus.InProgressStatus},
+		"no Deployment":  {status.Observed{}, kstatus.InProgressStatus},
+		"deadline exceeded": {status.Observed{Deployment: deployment(3, 4, 1, 3, appsv1.DeploymentCondition{
+			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})}, kstatus.FailedStatus},
+		"pods refused": {status.Observed{Deployment: deployment(2, 0, 0, 0, appsv1.DeploymentCondition{
+			Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "forbidden"})}, kstatus.FailedStatus},
+		"child not owned": {status.Observed{Deployment: deployment(3, 3, 3, 3),
+			Failures: []status.Failure{{Reason: status.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+	}
+	argo := map[kstatus.Status]string{kstatus.CurrentStatus: "Healthy", kstatus.InProgressStatus: "Progressing", kstatus.FailedStatus: "Degraded"}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			app := &examplev1.MyApp{}
+			app.APIVersion, app.Kind = examplev1.GroupVersion.String(), "MyApp"
+			app.Name, app.Namespace, app.Generation = "web", "shop", 1
+			app.Status = status.Compute(app, tc.obs, metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+			raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flux, err := kstatus.Compute(&unstructured.Unstructured{Object: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if flux.Status != tc.want {
+				t.Fatalf("kstatus says %s, want %s", flux.Status, tc.want)
+			}
+			// Through JSON, as Argo CD sees the object.
+			health, err := runHealth(script, parseObject(t, mustJSON(t, raw)), sandboxLibs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if health.Status != argo[tc.want] {
+				t.Fatalf("Argo CD would say %s (%s) where kstatus says %s", health.Status, health.Message, flux.Status)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
