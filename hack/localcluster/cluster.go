@@ -107,10 +107,14 @@ func up(ctx context.Context, o Options) error {
 	}
 
 	kc := "--kubeconfig=" + kubeconfigPath(o)
+	// kwok posts a node's status every 20 to 25 s (its heartbeat stage), and later on a busy
+	// machine: 41 s apart was seen with the cores shared. With a 40 s grace the node lifecycle
+	// controller then marks the node NotReady between two heartbeats, and every pod on it,
+	// which kwok never makes ready again; 2 minutes leaves room.
 	if err := start(o, "kube-controller-manager", filepath.Join(o.BinDir, "kube-controller-manager"), kc,
 		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false", "--secure-port=0",
 		"--use-service-account-credentials=false", "--horizontal-pod-autoscaler-sync-period=5s",
-		"--node-monitor-grace-period=40s", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
+		"--node-monitor-grace-period=2m", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 		"--concurrent-gc-syncs=20", "--kube-api-qps=200", "--kube-api-burst=400"); err != nil {
 		return err
 	}
