@@ -304,3 +304,10 @@ K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client
 	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
 $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:
 	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@),-ldflags "$(K8S_VERSION_LDFLAGS)")
+
+##@ Benchmarks
+
+BENCH_SCALE_FLAGS ?= -n 100,1000
+.PHONY: bench-scale
+bench-scale: manifests $(ENVTEST_DEPS) ## Scale benchmark: N MyApps on envtest against the raw write speed; writes docs/benchmarks.md.
+	go run ./test/scale $(BENCH_SCALE_FLAGS)

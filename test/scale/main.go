@@ -1,0 +1,138 @@
+// Command scale measures the operator at N MyApps on envtest, against the API server's own
+// write speed (issue 8): the raw baseline applies the same Deployments and Services from a
+// client, then the manager runs as its own process and the benchmark counts, from the API
+// server's apiserver_request_total, the requests it sends until it stops. It writes a
+// Markdown report and a PNG plot (docs/benchmarks.md, docs/benchmarks.png).
+//
+// Run it from the repository root with KUBEBUILDER_ASSETS set, as `make bench-scale` does.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+func main() {
+	var (
+		opts  options
+		sizes string
+		out   string
+	)
+	flag.StringVar(&sizes, "n", "100,1000", "Comma-separated numbers of MyApps; each runs on a fresh envtest.")
+	flag.DurationVar(&opts.Quiet, "quiet", 70*time.Second,
+		"Window after settling in which no operator request is expected.")
+	flag.DurationVar(&opts.SettleQuiet, "settle-quiet", 3*time.Second,
+		"How long without an operator request counts as settled.")
+	flag.DurationVar(&opts.Poll, "poll", 250*time.Millisecond,
+		"How often the API server's metrics are read while settling.")
+	flag.DurationVar(&opts.SettleTimeout, "settle-timeout", 30*time.Minute,
+		"Fail when the operator has not settled by then.")
+	flag.StringVar(&out, "out", filepath.Join("docs", "benchmarks.md"),
+		"Markdown report to write; the plot goes beside it with the extension .png. Empty writes neither.")
+	flag.IntVar(&opts.Manager.MaxConcurrentReconciles, "max-concurrent-reconciles", 0,
+		"Passed to the manager as --max-concurrent-reconciles; 0 keeps its default.")
+	flag.Float64Var(&opts.Manager.QPS, "qps", 0, "Passed to the manager as --kube-api-qps; 0 keeps its default.")
+	flag.IntVar(&opts.Manager.Burst, "burst", 0, "Passed to the manager as --kube-api-burst; 0 keeps its default.")
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr))) // envtest's own messages
+
+	var err error
+	if opts.Sizes, err = parseSizes(sizes); err != nil {
+		log.Fatal(err)
+	}
+	if err := run(opts, out); err != nil {
+		log.Fatalf("bench-scale failed: %v", err)
+	}
+}
+
+func run(opts options, out string) error {
+	if _, err := os.Stat(filepath.Join("config", "crd", "bases")); err != nil {
+		return fmt.Errorf("run from the repository root (`make bench-scale`): %w", err)
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-scale`, which builds kube-apiserver and etcd")
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	buildDir, err := os.MkdirTemp("", "bench-scale-manager-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(buildDir) }()
+	log.Print("building the manager (go build ./cmd)")
+	bin, err := buildManager(buildDir)
+	if err != nil {
+		return err
+	}
+
+	rep := report{Command: command(), Options: opts, Date: time.Now().UTC()}
+	if rep.Machine, err = describeMachine(); err != nil {
+		return err
+	}
+	for _, n := range opts.Sizes {
+		res, err := runSize(ctx, opts, bin, n)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if len(rep.Results) > 0 {
+		rep.Machine.APIServer = rep.Results[0].APIServer
+	}
+
+	pngPath := ""
+	if out != "" {
+		pngPath = strings.TrimSuffix(out, filepath.Ext(out)) + ".png"
+	}
+	md := rep.markdown(filepath.Base(pngPath))
+	fmt.Print(md)
+	if out == "" {
+		return nil
+	}
+	if err := writePlot(pngPath, rep); err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
+		return err
+	}
+	log.Printf("wrote %s and %s", out, pngPath)
+	return nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-n: %q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// command is how this run was started, as someone would type it again.
+func command() string {
+	parts := []string{"go", "run", "./test/scale"}
+	for _, a := range os.Args[1:] {
+		if strings.ContainsAny(a, " \t'\"$") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// report is everything docs/benchmarks.md says.
+type report struct {
+	Command string
+	Options options
+	Date    time.Time
+	Machine machine
+	Results []result
+}
+
+// row is one line of the summary table: a figure per size, then 0.2.0 and the goal.
+type row struct {
+	figure     string
+	value      func(r result) string
+	v020, goal string
+}
+
+const (
+	mib = 1 << 20
+	kib = 1 << 10
+)
+
+func secs(d time.Duration) string { return seconds(d) + " s" }
+
+// seconds keeps two significant decimals for short times and one for the others.
+func seconds(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.2f", d.Seconds())
+	}
+	return fmt.Sprintf("%.1f", d.Seconds())
+}
+
+func perApp(v float64, r result) string { return fmt.Sprintf("%.2f", v/float64(r.N)) }
+
+func (r result) ratio() float64 { return r.Settle.Seconds() / r.Raw.Seconds() }
+
+func (rep report) rows() []row {
+	quiet := fmt.Sprintf("requests in a quiet %s window after settling", rep.Options.Quiet)
+	return []row{
+		{"time until the operator stops sending requests", func(r result) string { return secs(r.Settle) }, "29.7 s", "—"},
+		{"… until its last request other than an event (children and status)",
+			func(r result) string { return secs(r.SettleChildren) }, "—", "—"},
+		{"raw baseline (the same Deployments and Services from a client)",
+			func(r result) string { return secs(r.Raw) }, "7.3 s", "—"},
+		{"ratio, settled / raw",
+			func(r result) string { return fmt.Sprintf("**%.1f×**", r.ratio()) }, "**4.1×**", "**≤ 1.5×**"},
+		{"creating the N MyApps (part of the settle time)", func(r result) string { return secs(r.Create) }, "—", "—"},
+		{"reconciles per new MyApp",
+			func(r result) string { return perApp(r.Settled.Reconciles-r.Before.Reconciles, r) }, "2", "—"},
+		{"reconcile errors",
+			func(r result) string { return fmt.Sprintf("%.0f", r.After.ReconcileErrors-r.Before.ReconcileErrors) }, "—", "0"},
+		{"mutating requests per MyApp to converge (applies + status, events aside)",
+			func(r result) string { return perApp(r.Requests.total(isMutatingChild), r) }, "5.0", "≤ 3 (≤ 4 with HPA)"},
+		{"live GETs per MyApp to converge",
+			func(r result) string { return perApp(r.Requests.total(isLiveGet), r) }, "4", "≤ 1"},
+		{"event requests per MyApp", func(r result) string { return perApp(r.Requests.total(isEvent), r) }, "—", "—"},
+		{"all operator requests per MyApp (incl. events, lists, watches)",
+			func(r result) string { return perApp(r.Requests.total(nil), r) }, "—", "—"},
+		{quiet, func(r result) string { return fmt.Sprintf("%.0f", r.Quiet.total(nil)) }, "0", "0"},
+		{"reconciles in the quiet window",
+			func(r result) string { return fmt.Sprintf("%.0f", r.After.Reconciles-r.Settled.Reconciles) }, "—", "—"},
+		{"manager heap in use: before any MyApp → after", func(r result) string {
+			return fmt.Sprintf("%.1f → %.1f MiB", r.Before.HeapInuse/mib, r.After.HeapInuse/mib)
+		}, "—", "—"},
+		{"heap per MyApp", func(r result) string {
+			return fmt.Sprintf("%.1f KiB", (r.After.HeapInuse-r.Before.HeapInuse)/kib/float64(r.N))
+		}, "—", "< 10 KiB at N=5000"},
+		{"manager RSS: before any MyApp → after", func(r result) string {
+			return fmt.Sprintf("%.1f → %.1f MiB", r.Before.RSS/mib, r.After.RSS/mib)
+		}, "76 MB (after)", "—"},
+		{"RSS per MyApp",
+			func(r result) string { return fmt.Sprintf("%.1f KiB", (r.After.RSS-r.Before.RSS)/kib/float64(r.N)) }, "—", "—"},
+		{"one read of the API server's /metrics while settling (mean; the settle time's resolution)",
+			func(r result) string { return fmt.Sprintf("%d ms", r.ScrapeDuration.Milliseconds()) }, "—", "—"},
+		{"cross-check: requests the manager's clients counted / operator requests the API server counted",
+			func(r result) string {
+				return fmt.Sprintf("%.0f / %.0f", r.Settled.ClientRequests-r.Before.ClientRequests, r.Requests.total(nil))
+			}, "—", "equal"},
+	}
+}
+
+func (rep report) markdown(plot string) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# Scale benchmark\n\n")
+	p("Written by `make bench-scale` ([test/scale](../test/scale)) on %s; rerun it rather than editing this\n",
+		rep.Date.Format("2006-01-02 15:04 MST"))
+	p("file. What is measured and why is described in issue 8 and under [Method](#method).\n\n")
+
+	m := rep.Machine
+	p("## Machine\n\n| | |\n|---|---|\n")
+	p("| CPU | %d × %s |\n| memory | %.1f GiB |\n", m.CPUs, m.Model, m.MemoryGiB)
+	p("| kernel | %s |\n| Go | %s |\n", m.Kernel, m.Go)
+	p("| control plane | envtest: kube-apiserver %s, etcd %s |\n\n", m.APIServer, m.Etcd)
+	p("Other work shared the machine; its timings vary from run to run.\n\n")
+
+	p("## Command\n\n```\n%s\n```\n\n", rep.Command)
+	p("Manager flags: `%s` (others at the defaults of cmd/main.go).\n\n", strings.Join(append([]string{
+		"--metrics-bind-address=127.0.0.1:<free port>", "--metrics-secure=false", "--health-probe-bind-address=0",
+	}, rep.Options.Manager.args()...), " "))
+
+	p("## Results\n\n")
+	p("| figure |")
+	for _, r := range rep.Results {
+		p(" N=%d |", r.N)
+	}
+	p(" 0.2.0, N=1000 (issue 8) | goal |\n|---|")
+	for range rep.Results {
+		p("---|")
+	}
+	p("---|---|\n")
+	for _, rw := range rep.rows() {
+		p("| %s |", rw.figure)
+		for _, r := range rep.Results {
+			p(" %s |", rw.value(r))
+		}
+		p(" %s | %s |\n", rw.v020, rw.goal)
+	}
+	if plot != "" {
+		p("\n![Settle time against the raw baseline, per N](%s)\n\n", plot)
+		p("The plot draws, per N, the raw baseline (grey) and the time until the operator stopped sending\n")
+		p("requests (blue), each panel on its own scale; the figures are those of the table.\n\n")
+	}
+	rep.requestTable(p)
+	rep.quietTable(p)
+	p("%s", methodText)
+	return b.String()
+}
+
+// requestTable lists the operator's requests by resource, verb and response code.
+func (rep report) requestTable(p func(string, ...any)) {
+	p("## Requests per MyApp by resource and verb\n\n")
+	p("From the API server's `apiserver_request_total`, from the first create until the operator settled;\n")
+	p("each cell is requests per MyApp (total in brackets). LIST and WATCH are the informers' and do not grow\n")
+	p("with N.\n\n| resource | verb | code |")
+	for _, r := range rep.Results {
+		p(" N=%d |", r.N)
+	}
+	p("\n|---|---|---|")
+	for range rep.Results {
+		p("---|")
+	}
+	p("\n")
+	all := requestCounts{}
+	for _, r := range rep.Results {
+		for k := range r.Requests {
+			all[k] = 1
+		}
+	}
+	for _, k := range all.sortedKeys() {
+		p("| %s | %s | %s |", k.resourceName(), k.Verb, k.Code)
+		for _, r := range rep.Results {
+			v := r.Requests[k]
+			p(" %.2f (%.0f) |", v/float64(r.N), v)
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+// quietTable lists what the operator sent in the quiet window, if anything.
+func (rep report) quietTable(p func(string, ...any)) {
+	found := false
+	for _, r := range rep.Results {
+		for _, k := range r.Quiet.sortedKeys() {
+			if !found {
+				p("## Requests in the quiet window\n\n| N | resource | verb | code | requests |\n|---|---|---|---|---|\n")
+				found = true
+			}
+			p("| %d | %s | %s | %s | %.0f |\n", r.N, k.resourceName(), k.Verb, k.Code, r.Quiet[k])
+		}
+	}
+	if found {
+		p("\n")
+	}
+}
+
+const methodText = `## Method
+
+- **Control plane.** A fresh envtest (kube-apiserver and etcd, no controller manager, no nodes) for
+  each N, with ` + "`--service-cluster-ip-range=" + serviceCIDR + "`" + ` so that N Services fit, and the CRD
+  from config/crd/bases.
+- **Raw baseline.** An admin client (no client-side rate limit) server-side applies, 10 at a time,
+  the N Deployments and N Services the operator makes for a MyApp with replicas 2 and image
+  nginx:1.27: the objects come from the operator's own builders (` + "`desired.Deployment`, `desired.Service`" + `)
+  on the API server's defaulting of that MyApp, field owner ` + "`bench-raw`" + `, in their own namespace. The
+  figure is the wall time of those 2N requests.
+- **Operator.** The manager is built once (` + "`go build ./cmd`" + `) and run as its own process with its own
+  user's kubeconfig, watching only its namespace (` + "`WATCH_NAMESPACE`" + `; the raw baseline's objects carry
+  the operator's labels and would otherwise sit in its cache). Once it has started its workers and
+  its start-up lists and watches are counted, the benchmark creates N MyApps (replicas 2,
+  nginx:1.27) 10 at a time.
+- **Settled.** The API server's ` + "`apiserver_request_total`" + ` has no user label, so the operator's requests
+  are the series of the resources only it touches in that phase: deployments, services,
+  horizontalpodautoscalers, poddisruptionbudgets, replicasets, events and myapps (all verbs, the
+  status subresource included; the benchmark's own MyApp creates excluded). They are read every
+  poll interval (` + "`-poll`" + `); the operator has settled when all MyApps are created, none of those counters
+  moved for ` + "`-settle-quiet`" + ` (3 s) and the manager's work queue is empty with no active worker. The
+  settle time runs from the first create to the middle of the poll interval in which the counters
+  last moved, so it is good to about one poll interval plus one read of the metrics. The counts are
+  deltas from a snapshot taken after the raw baseline and the manager's start-up, so neither is in
+  them. The manager's own ` + "`rest_client_requests_total`" + ` is reported beside them as a cross-check.
+- **Quiet window.** After settling, the same counters over ` + "`-quiet`" + `; nothing is expected to move, since
+  no child changes (no controller manager) and the cache's resync is hours away.
+- **Memory.** ` + "`go_memstats_heap_inuse_bytes`" + ` and ` + "`process_resident_memory_bytes`" + ` from the
+  manager's own metrics endpoint, once with its caches synced and no MyApp, once at the end of the quiet
+  window; per MyApp is the difference divided by N. A garbage collection cannot be forced from
+  outside, so the heap figures include garbage not yet collected: they are an upper bound.
+- **Checked after measuring.** Every MyApp has its Deployment and Service and a status for its
+  generation with a Ready condition; otherwise the run fails. Any figure that cannot be measured
+  (a failed scrape, a missing metric) fails the run rather than showing 0.
+
+## Not measured here
+
+- The churn run (change the image of all N MyApps and time them back to Ready) needs Deployments
+  that really roll, i.e. the local cluster with kube-controller-manager; it is not part of this
+  benchmark yet.
+- N=5000 is not in the default run (` + "`make bench-scale BENCH_SCALE_FLAGS='-n 5000'`" + ` measures it).
+`

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+)
+
+// The workload of issue 8: MyApps with two replicas of nginx, everything else defaulted.
+const (
+	workloadImage    = "nginx:1.27"
+	workloadReplicas = 2
+	// concurrency is how many requests the benchmark has in flight, in both phases.
+	concurrency = 10
+	// rawFieldOwner applies the raw baseline's objects.
+	rawFieldOwner = "bench-raw"
+)
+
+func appName(i int) string { return fmt.Sprintf("app-%05d", i) }
+
+func newMyApp(namespace string, i int) *examplev1.MyApp {
+	replicas := int32(workloadReplicas)
+	return &examplev1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Name: appName(i), Namespace: namespace},
+		Spec:       examplev1.MyAppSpec{Replicas: &replicas, Image: workloadImage},
+	}
+}
+
+// parallel runs job(0..n-1) with the benchmark's concurrency and returns the first error.
+func parallel(ctx context.Context, n int, job func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for range concurrency {
+		wg.Go(func() {
+			for i := range jobs {
+				if err := job(ctx, i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					cancel()
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return ctx.Err()
+}
+
+// rawBaseline applies, straight from a client, the Deployments and Services the operator
+// would make for n MyApps, and returns the wall time. The MyApp they are built from is the
+// API server's own defaulting of the benchmark's MyApp (a dry-run create), so that the
+// objects are exactly the operator's.
+func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) (time.Duration, error) {
+	template := newMyApp(namespace, 0)
+	if err := c.Create(ctx, template, client.DryRunAll); err != nil {
+		return 0, fmt.Errorf("dry-run create of a MyApp: %w", err)
+	}
+	start := time.Now()
+	err := parallel(ctx, 2*n, func(ctx context.Context, j int) error {
+		app := template.DeepCopy()
+		app.Name = appName(j / 2)
+		// An owner reference needs a uid; no MyApp owns these objects, and nothing in
+		// envtest collects garbage.
+		app.UID = types.UID(uuid.NewUUID())
+		if j%2 == 0 {
+			dep, err := desired.Deployment(app)
+			if err != nil {
+				return err
+			}
+			return c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership)
+		}
+		return c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("raw baseline: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// createMyApps creates n MyApps with the benchmark's concurrency.
+func createMyApps(ctx context.Context, c client.Client, namespace string, n int) error {
+	return parallel(ctx, n, func(ctx context.Context, i int) error {
+		if err := c.Create(ctx, newMyApp(namespace, i)); err != nil {
+			return fmt.Errorf("creating MyApp %s: %w", appName(i), err)
+		}
+		return nil
+	})
+}
