@@ -92,7 +92,7 @@ func expectReady(ns, name string, want int32) {
 // runningPods lists the MyApp's pods that run and are ready, ignoring terminating ones.
 func runningPods(g Gomega, ns, name string) []corev1.Pod {
 	pods := &corev1.PodList{}
-	g.Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{desired.LabelInstance: name})).To(Succeed())
+	g.Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{desired.LabelSelector: name})).To(Succeed())
 	var out []corev1.Pod
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
@@ -115,7 +115,7 @@ func getDeployment(g Gomega, ns, name string) *appsv1.Deployment {
 
 // countAll counts the objects of a list type with the MyApp's instance label in a namespace.
 func countAll(g Gomega, ns string, list client.ObjectList, name string) int {
-	g.Expect(k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{desired.LabelInstance: name})).To(Succeed())
+	g.Expect(k8s.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{desired.LabelSelector: name})).To(Succeed())
 	return meta.LenList(list)
 }
 

@@ -65,38 +65,53 @@ var _ = Describe("Upgrading from 0.2.0 on a real cluster", Ordered, Serial, func
 			g.Expect(s.Spec.Selector).To(Equal(map[string]string{desired.LabelSelector: "web"}))
 			g.Expect(s.Annotations).NotTo(HaveKey(desired.AnnotationSelectorMigration))
 			a := getMyApp(g, ns, "web")
-			g.Expect(conditionOf(a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(conditionOf(a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(conditionOf(a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue), "%+v", a.Status)
+			g.Expect(conditionOf(a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionFalse), "%+v", a.Status)
 			g.Expect(runningPods(g, ns, "web")).To(HaveLen(3))
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
 
 		By("checking that, at every change of the Service's endpoints, some pod was ready behind it")
-		perSlice := map[string]int{}
-		changes := 0
-	drain:
-		for {
-			select {
-			case ev := <-w.ResultChan():
-				sl, ok := ev.Object.(*discoveryv1.EndpointSlice)
-				if !ok {
-					continue
-				}
-				if ev.Type == watch.Deleted {
-					delete(perSlice, sl.Name)
-				} else {
-					perSlice[sl.Name] = readyIn(sl)
-				}
-				total := 0
-				for _, n := range perSlice {
-					total += n
-				}
-				changes++
-				Expect(total).To(BeNumerically(">", 0), "after change %d the Service had no ready endpoint: %v", changes, perSlice)
-			default:
-				break drain
-			}
+		// The watch is followed until it shows the new pods behind the Service, so every
+		// version of the endpoints between the scene and the end of the migration is checked.
+		newPods := map[string]bool{}
+		for _, p := range runningPods(Default, ns, "web") {
+			newPods[p.Name] = true
 		}
-		Expect(changes).To(BeNumerically(">", 1), "the watch saw the endpoints change")
+		readyPods := map[string][]string{} // ready pods by EndpointSlice
+		changes := 0
+		Eventually(func(g Gomega) {
+			for drained := false; !drained; {
+				select {
+				case ev := <-w.ResultChan():
+					sl, ok := ev.Object.(*discoveryv1.EndpointSlice)
+					if !ok {
+						continue
+					}
+					if ev.Type == watch.Deleted {
+						delete(readyPods, sl.Name)
+					} else {
+						readyPods[sl.Name] = readyIn(sl)
+					}
+					changes++
+					total := 0
+					for _, pods := range readyPods {
+						total += len(pods)
+					}
+					Expect(total).To(BeNumerically(">", 0), "after change %d the Service had no ready endpoint: %v", changes, readyPods)
+				default:
+					drained = true
+				}
+			}
+			var behind []string
+			for _, pods := range readyPods {
+				behind = append(behind, pods...)
+			}
+			g.Expect(behind).To(HaveLen(3))
+			for _, name := range behind {
+				g.Expect(newPods).To(HaveKey(name), "the watch has not yet shown the switch to the new pods")
+			}
+		}).Should(Succeed())
+		GinkgoWriter.Printf("checked %d versions of the Service's endpoints\n", changes)
 		Eventually(func(g Gomega) int { return readyEndpoints(g, ns, "web") }).Should(Equal(3))
 		Eventually(func(g Gomega) {
 			list := &appsv1.ReplicaSetList{}
@@ -145,17 +160,18 @@ func readyEndpoints(g Gomega, ns, service string) int {
 	g.Expect(k8s.List(ctx, slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: service})).To(Succeed())
 	n := 0
 	for i := range slices.Items {
-		n += readyIn(&slices.Items[i])
+		n += len(readyIn(&slices.Items[i]))
 	}
 	return n
 }
 
-func readyIn(sl *discoveryv1.EndpointSlice) int {
-	n := 0
+// readyIn names the ready pods behind an EndpointSlice.
+func readyIn(sl *discoveryv1.EndpointSlice) []string {
+	var pods []string
 	for _, ep := range sl.Endpoints {
-		if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
-			n++
+		if ep.Conditions.Ready != nil && *ep.Conditions.Ready && ep.TargetRef != nil {
+			pods = append(pods, ep.TargetRef.Name)
 		}
 	}
-	return n
+	return pods
 }
