@@ -225,7 +225,7 @@ demo: manifests cluster-up build $(KUSTOMIZE) ## The main job: local cluster, CR
 	$(LOCALCLUSTER) --operator bin/manager start-operator -- $(OPERATOR_ARGS)
 	$(KUBECTL_LOCAL) apply --server-side -f config/samples/example_v1_myapp.yaml
 	$(KUBECTL_LOCAL) wait --for=condition=Ready myapp/myapp-sample --timeout=120s
-	$(KUBECTL_LOCAL) get myapps,deployments,services,hpa,pods
+	$(KUBECTL_LOCAL) get myapps,deployments,services,hpa,poddisruptionbudgets,pods
 	@echo
 	@echo "The operator runs against the local cluster; it stays up until 'make cluster-down'."
 	@echo "  export KUBECONFIG=$(CLUSTER_KUBECONFIG)"
