@@ -51,9 +51,11 @@ func main() {
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 rapid reset, CVE-2023-44487).")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many MyApps are reconciled at once. See docs/benchmarks.md for how the default was chosen.")
-	flag.Float64Var(&qps, "kube-api-qps", 50,
+	// 200/400 rather than client-go's 5/10 or 50/100: at N=1000 on envtest the operator
+	// settled in 15.2 s at 200/400 against 39.9 s at 50/100 (docs/benchmarks.md).
+	flag.Float64Var(&qps, "kube-api-qps", 200,
 		"Sustained requests per second to the API server (client-side rate limit).")
-	flag.IntVar(&burst, "kube-api-burst", 100,
+	flag.IntVar(&burst, "kube-api-burst", 400,
 		"Requests to the API server allowed in a burst above kube-api-qps.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
