@@ -25,14 +25,15 @@ func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
-// since returns the requests seen after the first n, leaving out the informers' watches and
-// lists, which are the cache's, not a reconcile's.
-func (c *requestCounter) since(n int) []string {
+// since returns the requests about namespace ns seen after the first n, leaving out the
+// informers' watches, which are the cache's, not a reconcile's. Other stories' MyApps, still
+// reconciled at every resync, stay out of the count.
+func (c *requestCounter) since(n int, ns string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
 	for _, r := range c.seen[n:] {
-		if strings.Contains(r, "watch=true") {
+		if strings.Contains(r, "watch=true") || !strings.Contains(r, "/namespaces/"+ns+"/") {
 			continue
 		}
 		out = append(out, r)

@@ -42,7 +42,7 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 		By("letting the writes settle, then counting the requests of reconciles in a window with resyncs")
 		Eventually(func(g Gomega) {
 			n := managerRequests.count()
-			g.Consistently(func() []string { return managerRequests.since(n) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
+			g.Consistently(func() []string { return managerRequests.since(n, ns) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		n, reconciles := managerRequests.count(), reconcileCount()
 
@@ -50,7 +50,7 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 		d := getDeployment(ns, "web")(Default)
 		d.Status.Conditions[0].LastUpdateTime = metav1.NewTime(time.Now().Add(time.Second))
 		Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
-		Consistently(func() []string { return managerRequests.since(n) }, 3*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
+		Consistently(func() []string { return managerRequests.since(n, ns) }, 3*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
 		Expect(reconcileCount()).To(BeNumerically(">", reconciles), "no reconcile ran in the window")
 	})
 
