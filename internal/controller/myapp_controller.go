@@ -118,6 +118,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		if phase == migrationReplacing {
 			out.add(r, app, obs, r.finishMigration(ctx, app, obs, serviceApplied))
 		}
+	default:
+		// The spec cannot be built into a Deployment; the one that runs still gives the counts.
+		if d := (&appsv1.Deployment{}); r.Get(ctx, client.ObjectKeyFromObject(app), d) == nil && metav1.IsControlledBy(d, app) {
+			obs.Deployment = d
+		}
 	}
 
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
