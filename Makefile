@@ -302,5 +302,10 @@ $(K8S_BIN)/etcd:
 K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
 	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
 	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
-$(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:
-	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@),-ldflags "$(K8S_VERSION_LDFLAGS)")
+# One go build for all of them: they share most of their packages, and it links them side by
+# side. kubelet and kube-proxy run the real node (NODE=real).
+K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
+$(addprefix $(K8S_BIN)/,$(K8S_BINARIES)) &:
+	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
+	mkdir -p $(K8S_BIN)
+	cd hack/tools/kubernetes && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))
