@@ -43,6 +43,8 @@ OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
+IMAGE_TOOL ?= $(LOCALBIN)/image-tool
+PAUSE ?= $(LOCALBIN)/pause
 
 # The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
 # manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
@@ -120,6 +122,16 @@ docker-build: ## Build the manager image (needs a container tool).
 .PHONY: docker-push
 docker-push: ## Push the manager image.
 	$(CONTAINER_TOOL) push $(IMG)
+
+# The same image as the Dockerfile's, built with no container tool: the static manager binary
+# as /manager, user 65532, the user database and /tmp of a distroless static base.
+IMAGES_DIR ?= $(LOCALBIN)/images
+.PHONY: image-build
+image-build: $(IMAGE_TOOL) ## Build the manager image IMG without Docker into bin/images/manager.tar; PUSH=1 also pushes it.
+	mkdir -p $(IMAGES_DIR)
+	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/manager cmd/main.go
+	$(IMAGE_TOOL) build --tag $(IMG) --add $(IMAGES_DIR)/manager:/manager --entrypoint /manager \
+		--user 65532:65532 --output $(IMAGES_DIR)/manager.tar $(if $(filter 1,$(PUSH)),--push)
 
 ##@ Deployment
 
@@ -309,3 +321,9 @@ $(addprefix $(K8S_BIN)/,$(K8S_BINARIES)) &:
 	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
 	mkdir -p $(K8S_BIN)
 	cd hack/tools/kubernetes && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))
+# The image tool (hack/tools/image: images from static binaries, and the registry) and the
+# sandbox image's program; both are ours, so they rebuild when their source changes.
+$(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
+	cd hack/tools/image && go build -o $@ .
+$(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
+	cd hack/tools/image && CGO_ENABLED=0 go build -trimpath -o $@ ./pause
