@@ -203,13 +203,39 @@ catalog-build: ## Build the catalog image (needs a container tool).
 catalog-push: ## Push the catalog image.
 	$(CONTAINER_TOOL) push $(CATALOG_IMG)
 
-##@ Local cluster (real control plane, kwok-simulated nodes, no Docker)
+##@ Local cluster (real control plane; kwok-simulated nodes, or a real node with NODE=real; no Docker)
 
+# NODE=kwok (default): simulated nodes, no container runs, up in seconds. NODE=real: a real
+# kubelet, containerd, CNI and kube-proxy, and an image registry; needs root and the Debian
+# packages of realnode-packages.
+NODE ?= kwok
 CLUSTER_STATE ?= $(CURDIR)/.localcluster
 CLUSTER_KUBECONFIG := $(CLUSTER_STATE)/kubeconfig
-LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK)
-CLUSTER_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
-	$(K8S_BIN)/kube-scheduler $(KUBECTL) $(KWOK)
+LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK) \
+	--node $(NODE) --image-tool $(IMAGE_TOOL) --pause $(PAUSE)
+CONTROL_PLANE_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
+	$(K8S_BIN)/kube-scheduler $(KUBECTL)
+REALNODE_DEPS := realnode-packages $(K8S_BIN)/kubelet $(K8S_BIN)/kube-proxy $(IMAGE_TOOL) $(PAUSE)
+CLUSTER_DEPS := $(CONTROL_PLANE_DEPS) $(if $(filter real,$(NODE)),$(REALNODE_DEPS),$(KWOK))
+
+# The Debian packages a real node needs. Installed when this runs as root with apt-get (CI
+# does); anyone else is told what to install.
+REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables
+REALNODE_FILES := containerd runc iptables ip6tables /usr/lib/cni/bridge /usr/lib/cni/host-local \
+	/usr/lib/cni/portmap /usr/lib/cni/loopback
+.PHONY: realnode-packages
+realnode-packages: ## Install the Debian packages a real node needs (as root with apt-get), or say which they are.
+	@missing=; for f in $(REALNODE_FILES); do command -v $$f >/dev/null || missing=1; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing the Debian packages a real node needs: $(REALNODE_PACKAGES)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(REALNODE_PACKAGES); \
+	else \
+		echo "A real node (NODE=real, make test-realnode) needs root and the Debian packages:"; \
+		echo "  $(REALNODE_PACKAGES)"; \
+		echo "Install them with: sudo apt-get update && sudo apt-get install $(REALNODE_PACKAGES)"; \
+		exit 1; \
+	fi
 KUBECTL_LOCAL := $(KUBECTL) --kubeconfig $(CLUSTER_KUBECONFIG)
 # The operator as `make demo` runs it: probes off (no fixed ports), leader election on.
 OPERATOR_ARGS ?= --health-probe-bind-address=0 --leader-elect --leader-election-namespace=default
@@ -219,7 +245,7 @@ localcluster: | $(LOCALBIN)
 	go build -o $(LOCALBIN)/localcluster ./hack/localcluster
 
 .PHONY: cluster-up
-cluster-up: $(CLUSTER_DEPS) localcluster ## Start the local cluster (or reuse it); prints its KUBECONFIG.
+cluster-up: $(CLUSTER_DEPS) localcluster ## Start the local cluster (or reuse it); prints its KUBECONFIG. NODE=real for a real node.
 	$(LOCALCLUSTER) up
 
 .PHONY: cluster-down
