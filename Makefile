@@ -87,11 +87,11 @@ vet: ## Run go vet.
 FUZZTIME ?= 10s
 .PHONY: test
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
-	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm) -coverprofile cover.out
+	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 
 .PHONY: test-all
-test-all: verify test test-e2e test-olm ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM. What .ci/run runs.
+test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -308,6 +308,29 @@ olm-run:
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
+	$(LOCALCLUSTER) status
+
+# The real-node test: the manager image built without Docker and pushed to the cluster's
+# registry, deployed with kustomize onto the real node of a local cluster of its own, and a
+# MyApp of the test app (test/app, one image per version) that really runs.
+REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
+TEST_APP_VERSIONS := v1 v2
+.PHONY: test-realnode
+test-realnode: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(KUSTOMIZE) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout.
+	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
+
+.PHONY: realnode-run
+realnode-run:
+	$(LOCALCLUSTER) up
+	reg=$$($(LOCALCLUSTER) registry); \
+	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
+	for v in $(TEST_APP_VERSIONS); do \
+		CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$$v" -o $(IMAGES_DIR)/test-app-$$v ./test/app; \
+		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
+	done; \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
+		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
+		go test ./test/realnode/ -v -count=1 -timeout 10m -ginkgo.v
 	$(LOCALCLUSTER) status
 
 ##@ Tools (built from source into bin/)
