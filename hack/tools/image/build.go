@@ -125,9 +125,13 @@ func layerBytes(files []fileSpec) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Parent folders the base does not have, e.g. /usr/local/bin.
+		// Parent folders the base does not have, e.g. /usr/local/bin, outermost first.
+		var parents []string
 		for dir := path.Dir(f.Dest); dir != "/" && !dirs[dir]; dir = path.Dir(dir) {
 			dirs[dir] = true
+			parents = append([]string{dir}, parents...)
+		}
+		for _, dir := range parents {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(dir, "/") + "/",
 				Mode: 0o755, ModTime: epoch}); err != nil {
 				return nil, err
