@@ -57,6 +57,9 @@ func up(ctx context.Context, o Options) error {
 	}
 	all := append(append([]string{}, controlPlane...), nodeComponents(nodes)...)
 	if alive(o, "kube-apiserver") {
+		if kind := recordedNodeKind(o); kind != "" && kind != o.Node {
+			return fmt.Errorf("the local cluster in %s runs a %s node, not %s; run `make cluster-down` first", o.StateDir, kind, o.Node)
+		}
 		if err := checkAlive(o, all...); err != nil {
 			return fmt.Errorf("the local cluster is half up (%w); run `make cluster-down` first", err)
 		}
