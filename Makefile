@@ -89,6 +89,7 @@ FUZZTIME ?= 10s
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
 	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
+	cd hack/tools/image && go test ./...
 
 .PHONY: test-all
 test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.

@@ -253,13 +253,22 @@ func isKubeletChain(chain string, _ map[string][]string) bool {
 }
 
 // isOurCNIChain: a CNI plugin's chain for a pod of our network (a rule in it, or one that
-// jumps to it, names the network), or portmap's shared CNI-HOSTPORT-* chains once no rule
-// for anyone's pod is left in them.
+// jumps to it, names the network), or one of portmap's CNI-HOSTPORT-* chains, which every
+// network shares, once it holds nothing but ours. (Rules of ours in a shared chain that
+// stays go with the pod chains they jump to.)
 func isOurCNIChain(chain string, table map[string][]string) bool {
 	if !strings.HasPrefix(chain, "CNI-") {
 		return false
 	}
 	ourComment := `name: \"` + cniNetwork + `\"`
+	rules := table[chain]
+	switch chain {
+	case "CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-SNAT":
+		return allOurs(rules, ourComment)
+	case "CNI-HOSTPORT-MASQ", "CNI-HOSTPORT-SETMARK":
+		// portmap's one fixed rule, needed while another network's ports are mapped.
+		return len(rules) <= 1 && allOurs(table["CNI-HOSTPORT-DNAT"], ourComment)
+	}
 	for _, rules := range table {
 		for _, rule := range rules {
 			if strings.Contains(rule, ourComment) &&
@@ -267,13 +276,6 @@ func isOurCNIChain(chain string, table map[string][]string) bool {
 				return true
 			}
 		}
-	}
-	rules := table[chain]
-	switch chain {
-	case "CNI-HOSTPORT-DNAT", "CNI-HOSTPORT-SNAT":
-		return len(rules) == 0 || allOurs(rules, ourComment)
-	case "CNI-HOSTPORT-MASQ", "CNI-HOSTPORT-SETMARK":
-		return len(rules) <= 1 // portmap's one fixed rule
 	}
 	return false
 }
