@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -26,13 +27,38 @@ import (
 type imageSpec struct {
 	Tag        string
 	Files      []fileSpec
-	Entrypoint string // the program, then its arguments separated by commas
+	Entrypoint string // the program, then its arguments separated by commas; none if empty
 	User       string // uid:gid
 	Env        []string
+	Labels     map[string]string
 }
 
-// fileSpec is a file of this machine and where it goes in the image.
-type fileSpec struct{ Source, Dest string }
+// fileSpec is a file of this machine and where it goes in the image, or a symbolic link.
+type fileSpec struct{ Source, Dest, LinkTarget string }
+
+// expand lists a file, or every file under a folder, with where it goes under dest.
+func expand(src, dest string) ([]fileSpec, error) {
+	info, err := os.Stat(src)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []fileSpec{{Source: src, Dest: dest}}, nil
+	}
+	var files []fileSpec
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, fileSpec{Source: p, Dest: path.Join(dest, filepath.ToSlash(rel))})
+		return nil
+	})
+	return files, err
+}
 
 // epoch is the time of every file and of the image itself, so builds are reproducible.
 var epoch = time.Unix(0, 0).UTC()
@@ -84,10 +110,13 @@ func build(spec imageSpec) (v1.Image, error) {
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config = v1.Config{
-		Entrypoint: strings.Split(spec.Entrypoint, ","),
 		User:       spec.User,
 		WorkingDir: "/",
 		Env:        append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, spec.Env...),
+		Labels:     spec.Labels,
+	}
+	if spec.Entrypoint != "" {
+		cf.Config.Entrypoint = strings.Split(spec.Entrypoint, ",")
 	}
 	return mutate.ConfigFile(img, cf)
 }
@@ -117,6 +146,13 @@ func layerBytes(files []fileSpec) ([]byte, error) {
 		dirs[d.path] = true
 	}
 	for _, f := range files {
+		if f.LinkTarget != "" {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: strings.TrimPrefix(f.Dest, "/"),
+				Linkname: f.LinkTarget, Mode: 0o777, ModTime: epoch}); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		data, err := os.ReadFile(f.Source)
 		if err != nil {
 			return nil, err

@@ -1,9 +1,9 @@
 // Command image builds OCI images from static binaries and serves a small registry, so that
 // the project's images can be built, pushed and pulled with no Docker engine.
 //
-//	image build --tag REF --add SRC:DEST [--add ...] --entrypoint /manager [--user 65532:65532]
-//	            [--output image.tar] [--push]
-//	image registry --addr HOST:PORT --dir DIR
+//	image build --tag REF --add SRC:DEST [--add ...] [--entrypoint /manager] [--user 65532:65532]
+//	            [--link DEST=TARGET] [--label KEY=VALUE] [--output image.tar] [--push]
+//	image registry --addr HOST:PORT --dir DIR [--tls-addr HOST:PORT --tls-cert F --tls-key F]
 //
 // An image is one layer holding the given files plus the /etc/passwd, /etc/group, /tmp and
 // /home/nonroot that a distroless "static" base provides, so a binary built for such a base
@@ -50,28 +50,49 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func buildCommand(args []string) error {
 	var spec imageSpec
-	var adds, env listFlag
+	var adds, env, links, labels listFlag
 	var output string
 	var push bool
 	fs := flag.NewFlagSet("image build", flag.ExitOnError)
 	fs.StringVar(&spec.Tag, "tag", "", "the image reference, e.g. 10.244.0.1:5000/myapp-operator:v0.2.0")
-	fs.Var(&adds, "add", "SRC:DEST, a file to put in the image (repeatable); DEST is absolute")
-	fs.StringVar(&spec.Entrypoint, "entrypoint", "", "the program to run, e.g. /manager (arguments after it with commas)")
+	fs.Var(&adds, "add", "SRC:DEST, a file or folder to put in the image (repeatable); DEST is absolute")
+	fs.Var(&links, "link", "DEST=TARGET, a symbolic link to put in the image (repeatable)")
+	fs.Var(&labels, "label", "KEY=VALUE, a label of the image (repeatable)")
+	fs.StringVar(&spec.Entrypoint, "entrypoint", "", "the program to run, e.g. /manager (arguments after it with commas); none if empty")
 	fs.StringVar(&spec.User, "user", "65532:65532", "the user and group the image runs as")
 	fs.Var(&env, "env", "NAME=VALUE for the image's environment (repeatable)")
 	fs.StringVar(&output, "output", "", "write the image to this tarball (docker load / ctr images import)")
 	fs.BoolVar(&push, "push", false, "push the image to the registry its tag names (plain HTTP for addresses on this machine)")
 	_ = fs.Parse(args)
-	if spec.Tag == "" || len(adds) == 0 || spec.Entrypoint == "" || (output == "" && !push) {
+	if spec.Tag == "" || len(adds) == 0 || (output == "" && !push) {
 		fs.Usage()
-		return fmt.Errorf("--tag, --add, --entrypoint and one of --output or --push are required")
+		return fmt.Errorf("--tag, --add and one of --output or --push are required")
 	}
 	for _, a := range adds {
 		src, dest, ok := strings.Cut(a, ":")
 		if !ok || !strings.HasPrefix(dest, "/") {
 			return fmt.Errorf("--add %q: want SRC:/DEST", a)
 		}
-		spec.Files = append(spec.Files, fileSpec{Source: src, Dest: dest})
+		files, err := expand(src, dest)
+		if err != nil {
+			return err
+		}
+		spec.Files = append(spec.Files, files...)
+	}
+	for _, l := range links {
+		dest, target, ok := strings.Cut(l, "=")
+		if !ok || !strings.HasPrefix(dest, "/") {
+			return fmt.Errorf("--link %q: want /DEST=TARGET", l)
+		}
+		spec.Files = append(spec.Files, fileSpec{Dest: dest, LinkTarget: target})
+	}
+	spec.Labels = map[string]string{}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			return fmt.Errorf("--label %q: want KEY=VALUE", l)
+		}
+		spec.Labels[k] = v
 	}
 	spec.Env = env
 	img, err := build(spec)
@@ -99,11 +120,18 @@ func buildCommand(args []string) error {
 
 func registryCommand(args []string) error {
 	fs := flag.NewFlagSet("image registry", flag.ExitOnError)
-	addr := fs.String("addr", "127.0.0.1:5000", "address to listen on")
+	addr := fs.String("addr", "127.0.0.1:5000", "address to serve plain HTTP on")
 	dir := fs.String("dir", "", "folder for the blobs (manifests stay in memory)")
+	var tls tlsListener
+	fs.StringVar(&tls.addr, "tls-addr", "", "also serve the same images over HTTPS on this address")
+	fs.StringVar(&tls.cert, "tls-cert", "", "the HTTPS serving certificate")
+	fs.StringVar(&tls.key, "tls-key", "", "the HTTPS serving key")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return fmt.Errorf("--dir is required")
 	}
-	return serveRegistry(*addr, *dir)
+	if tls.addr != "" && (tls.cert == "" || tls.key == "") {
+		return fmt.Errorf("--tls-addr needs --tls-cert and --tls-key")
+	}
+	return serveRegistry(*addr, *dir, tls)
 }
