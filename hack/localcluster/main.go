@@ -59,7 +59,7 @@ func main() {
 	fs.IntVar(&o.Nodes, "nodes", -1, "number of simulated nodes (default 2 with --node=kwok, 0 with --node=real)")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|registry|start-operator [-- operator args]")
+		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|registry|registry-tls|start-operator [-- operator args]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -89,8 +89,12 @@ func main() {
 		err = status(o)
 	case "start-operator":
 		err = startOperator(ctx, o)
-	case "registry":
-		if a := registryAddress(o); a != "" {
+	case "registry", "registry-tls":
+		file := registryAddressPath(o)
+		if cmd == "registry-tls" {
+			file = registryTLSAddressPath(o)
+		}
+		if a := readAddress(file); a != "" {
 			fmt.Println(a)
 		} else {
 			err = fmt.Errorf("no real-node cluster with a registry runs in %s; start one with `make cluster-up NODE=real`", o.StateDir)

@@ -64,12 +64,18 @@ func (r *realNode) path(parts ...string) string {
 // socket is containerd's; short, because a unix socket's path has at most 107 bytes.
 func (r *realNode) socket() string { return r.path("run", "containerd.sock") }
 
-// registryAddressPath holds host:port of the cluster's image registry.
+// registryAddressPath holds host:port of the cluster's image registry, over plain HTTP.
 func registryAddressPath(o Options) string { return filepath.Join(o.StateDir, "registry") }
 
+// registryTLSAddressPath holds host:port where the registry serves the same images over
+// HTTPS, with a certificate of the cluster's CA (<state>/pki/ca.crt).
+func registryTLSAddressPath(o Options) string { return filepath.Join(o.StateDir, "registry-tls") }
+
 // registryAddress is host:port of the image registry of the cluster in the state folder.
-func registryAddress(o Options) string {
-	b, _ := os.ReadFile(registryAddressPath(o))
+func registryAddress(o Options) string { return readAddress(registryAddressPath(o)) }
+
+func readAddress(file string) string {
+	b, _ := os.ReadFile(file)
 	return strings.TrimSpace(string(b))
 }
 
@@ -137,7 +143,7 @@ func (r *realNode) checkPrerequisites() error {
 }
 
 func (r *realNode) start(ctx context.Context, c *cluster) error {
-	if err := r.startRegistry(ctx); err != nil {
+	if err := r.startRegistry(ctx, c.certs); err != nil {
 		return err
 	}
 	// The sandbox (pause) image, built here from a static binary, is the first image the
@@ -156,13 +162,14 @@ func (r *realNode) start(ctx context.Context, c *cluster) error {
 	return r.startKubeProxy(c)
 }
 
-func (r *realNode) startRegistry(ctx context.Context) error {
-	port, err := freePortOn(nodeIP)
+func (r *realNode) startRegistry(ctx context.Context, certs pki) error {
+	ports, err := freePortsOn(nodeIP, 2)
 	if err != nil {
 		return err
 	}
-	addr := fmt.Sprintf("%s:%d", nodeIP, port)
+	addr, tlsAddr := fmt.Sprintf("%s:%d", nodeIP, ports[0]), fmt.Sprintf("%s:%d", nodeIP, ports[1])
 	if err := start(r.o, "registry", r.o.ImageTool, "registry", "--addr", addr,
+		"--tls-addr", tlsAddr, "--tls-cert", certs.registryCert, "--tls-key", certs.registryKey,
 		"--dir", filepath.Join(r.o.StateDir, "registry-blobs")); err != nil {
 		return err
 	}
@@ -171,19 +178,28 @@ func (r *realNode) startRegistry(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if err := os.WriteFile(registryTLSAddressPath(r.o), []byte(tlsAddr+"\n"), 0o644); err != nil {
+		return err
+	}
 	return os.WriteFile(registryAddressPath(r.o), []byte(addr+"\n"), 0o644)
 }
 
 func (r *realNode) startContainerd(ctx context.Context, pauseImage string) error {
-	reg := registryAddress(r.o)
-	// containerd reaches our registry over plain HTTP.
-	hosts := fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+reg, "http://"+reg)
-	hostsDir := r.path("containerd", "certs.d", reg)
-	if err := os.MkdirAll(hostsDir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(hostsDir, "hosts.toml"), []byte(hosts), 0o644); err != nil {
-		return err
+	// containerd reaches our registry over plain HTTP, and its HTTPS address trusting our CA.
+	ca := filepath.Join(r.o.StateDir, "pki", "ca.crt")
+	for reg, hosts := range map[string]string{
+		registryAddress(r.o): fmt.Sprintf("server = %q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n",
+			"http://"+registryAddress(r.o)),
+		readAddress(registryTLSAddressPath(r.o)): fmt.Sprintf("server = %q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n  ca = %q\n",
+			"https://"+readAddress(registryTLSAddressPath(r.o)), ca),
+	} {
+		hostsDir := r.path("containerd", "certs.d", reg)
+		if err := os.MkdirAll(hostsDir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(hostsDir, "hosts.toml"), []byte(hosts), 0o644); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(r.path("cni", "10-"+cniNetwork+".conflist"), []byte(cniConfig(r.path("cni-ipam"))), 0o644); err != nil {
 		return err
@@ -253,16 +269,6 @@ func (r *realNode) ready(ctx context.Context, cs kubernetes.Interface) (bool, er
 		return false, nil
 	}
 	return true, nil
-}
-
-// freePortOn asks the kernel for a port nobody listens on at ip.
-func freePortOn(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitQuiet polls cond every 100 ms until it holds or the timeout passes.

@@ -18,6 +18,7 @@ import (
 type pki struct {
 	caCert, apiserverCert, apiserverKey, adminCert, adminKey, serviceAccountKey string
 	kubeletCert, kubeletKey, proxyCert, proxyKey                                string
+	registryCert, registryKey                                                   string
 }
 
 // writePKI makes a throw-away certificate authority, a serving certificate for the API server
@@ -36,6 +37,8 @@ func writePKI(dir, apiserverIP, nodeName string) (pki, error) {
 		kubeletKey:        filepath.Join(dir, "kubelet.key"),
 		proxyCert:         filepath.Join(dir, "kube-proxy.crt"),
 		proxyKey:          filepath.Join(dir, "kube-proxy.key"),
+		registryCert:      filepath.Join(dir, "registry.crt"),
+		registryKey:       filepath.Join(dir, "registry.key"),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return p, err
@@ -64,6 +67,13 @@ func writePKI(dir, apiserverIP, nodeName string) (pki, error) {
 	serving.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
 	serving.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(firstServiceIP), net.ParseIP(apiserverIP)}
 	if err := issue(serving, ca, caKey, p.apiserverCert, p.apiserverKey); err != nil {
+		return p, err
+	}
+	// The image registry's HTTPS listener serves on the API server's address.
+	registry := template("registry", nil)
+	registry.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	registry.IPAddresses = []net.IP{net.ParseIP(apiserverIP)}
+	if err := issue(registry, ca, caKey, p.registryCert, p.registryKey); err != nil {
 		return p, err
 	}
 	// The kubelet's identity is what the Node authorizer expects; kube-proxy's is the user the
