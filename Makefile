@@ -221,9 +221,11 @@ CLUSTER_DEPS := $(CONTROL_PLANE_DEPS) $(if $(filter real,$(NODE)),$(REALNODE_DEP
 
 # The Debian packages a real node needs. Installed when this runs as root with apt-get (CI
 # does); anyone else is told what to install.
-REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables
+# busybox-static is for make test-realnode only: the shell, cat, gzip and cp that the images
+# of operator-sdk run bundle and OLM's bundle unpacking run.
+REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables busybox-static
 REALNODE_FILES := containerd runc iptables ip6tables /usr/lib/cni/bridge /usr/lib/cni/host-local \
-	/usr/lib/cni/portmap /usr/lib/cni/loopback
+	/usr/lib/cni/portmap /usr/lib/cni/loopback /bin/busybox
 .PHONY: realnode-packages
 realnode-packages: ## Install the Debian packages a real node needs (as root with apt-get), or say which they are.
 	@missing=; for f in $(REALNODE_FILES); do command -v $$f >/dev/null || missing=1; done; \
@@ -316,13 +318,13 @@ olm-run:
 # MyApp of the test app (test/app, one image per version) that really runs.
 REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
 TEST_APP_VERSIONS := v1 v2
-# scorecard-test in an image needs a static binary. Linking the cgo build statically reuses
-# every package compiled for operator-sdk, where CGO_ENABLED=0 would compile them all again
-# (about two minutes cold); the linker's warning about getaddrinfo does not apply, as
-# scorecard-test only reads the bundle.
+# scorecard-test, opm and OLM's cpb in images need static binaries. Linking their cgo builds
+# statically reuses every package compiled for operator-sdk, opm and OLM, where
+# CGO_ENABLED=0 would compile them all again (about two minutes each, cold); the linker's
+# warning about getaddrinfo does not apply, as they look up no host names.
 STATIC_CGO_LDFLAGS := -ldflags "-linkmode external -extldflags -static"
 .PHONY: test-realnode
-test-realnode: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(KUSTOMIZE) $(OPERATOR_SDK) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard.
+test-realnode: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
 .PHONY: realnode-run
@@ -340,12 +342,43 @@ realnode-run:
 		--entrypoint /usr/local/bin/scorecard-test --push; \
 	(cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGES_DIR)/untar ./untar); \
 	$(IMAGE_TOOL) build --tag $$reg/scorecard-untar:local --add $(IMAGES_DIR)/untar:/untar --entrypoint /untar --push; \
+	$(MAKE) --no-print-directory run-bundle-images REGISTRY=$$reg; \
+	tls=$$($(LOCALCLUSTER) registry-tls); \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
 		E2E_OPERATOR_SDK=$(OPERATOR_SDK) E2E_SCORECARD_IMAGE=$$reg/scorecard-test:$(OPERATOR_SDK_VERSION) \
 		E2E_UNTAR_IMAGE=$$reg/scorecard-untar:local \
-		go test ./test/realnode/ -v -count=1 -timeout 10m -ginkgo.v
+		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
+		E2E_REGISTRY_CA=$(CLUSTER_STATE)/pki/ca.crt E2E_BUNDLE_IMAGE=$$tls/myapp-operator-bundle:v$(VERSION) \
+		E2E_INDEX_IMAGE=$$tls/opm:local E2E_DECOMPRESSION_IMAGE=$$tls/busybox:local E2E_OLM_UTIL_IMAGE=$$tls/olm-util:local \
+		go test ./test/realnode/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
+
+# The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot
+# be pulled offline, pushed to REGISTRY: the bundle (bundle/, its CSV naming the manager image
+# in REGISTRY), an index image (opm and a shell, an empty file-based catalog), the registry
+# pod's decompression image and OLM's util image (busybox's shell, cat, gzip and cp; OLM's
+# cpb). opm and cpb are linked statically from their cgo builds, as scorecard-test is.
+RUN_BUNDLE_DIR = $(IMAGES_DIR)/run-bundle
+.PHONY: run-bundle-images
+run-bundle-images: $(IMAGE_TOOL)
+	rm -rf $(RUN_BUNDLE_DIR) && mkdir -p $(RUN_BUNDLE_DIR)/configs && touch $(RUN_BUNDLE_DIR)/configs/.indexignore
+	cd hack/tools/opm && go build -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
+		-o $(RUN_BUNDLE_DIR)/opm github.com/operator-framework/operator-registry/cmd/opm
+	cd hack/tools/olm && go build $(STATIC_CGO_LDFLAGS) -o $(RUN_BUNDLE_DIR)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
+	cp -r $(BUNDLE_DIR) $(RUN_BUNDLE_DIR)/bundle
+	sed -i 's|$(IMG)|$(REGISTRY)/myapp-operator:v$(VERSION)|g' $(RUN_BUNDLE_DIR)/bundle/manifests/*.clusterserviceversion.yaml
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator-bundle:v$(VERSION) --push \
+		$(foreach d,manifests metadata tests,--add $(RUN_BUNDLE_DIR)/bundle/$(d):/$(d)) \
+		$$(awk '/^annotations:/ {a=1; next} a && /^  [^ #]/ {sub(/^  /, ""); k=$$0; sub(/:.*/, "", k); v=$$0; sub(/^[^:]*: */, "", v); print "--label " k "=" v}' \
+			$(BUNDLE_DIR)/metadata/annotations.yaml)
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/busybox:local --push --add /bin/busybox:/bin/busybox \
+		$(foreach t,sh cat gzip cp,--link /bin/$(t)=busybox)
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(RUN_BUNDLE_DIR)/opm:/bin/opm \
+		--add /bin/busybox:/bin/busybox --link /bin/sh=busybox --add $(RUN_BUNDLE_DIR)/configs:/configs \
+		--label operators.operatorframework.io.index.configs.v1=/configs
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(RUN_BUNDLE_DIR)/cpb:/bin/cpb \
+		--add /bin/busybox:/bin/busybox --link /bin/cp=busybox
 
 ##@ Tools (built from source into bin/)
 

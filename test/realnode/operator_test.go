@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 // The names config/default gives the operator's namespace and Deployment.
@@ -106,7 +109,108 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 			Expect(httpGet(serviceURL)).To(ContainSubstring("myapp test app " + appVersions[1]))
 		}
 	})
+
+	// Last, as it removes the kustomize deployment: OLM then owns the CRD and runs the only
+	// manager, installed from the bundle image as `operator-sdk run bundle` does on any cluster.
+	It("installs the operator through OLM, keeps it running for a minute, and cleans it up", func() {
+		env := map[string]string{}
+		for _, k := range []string{"E2E_OPERATOR_SDK", "E2E_OLM_BIN", "E2E_OLM_CRDS", "E2E_REGISTRY_CA", "E2E_BUNDLE_IMAGE",
+			"E2E_INDEX_IMAGE", "E2E_DECOMPRESSION_IMAGE", "E2E_OLM_UTIL_IMAGE"} {
+			env[k] = os.Getenv(k)
+			Expect(env[k]).NotTo(BeEmpty(), "%s is not set", k)
+		}
+
+		By("removing the kustomize deployment, so that OLM owns the CRD and runs the only manager")
+		if deployedManifests != nil {
+			kubectl(deployedManifests, "delete", "--ignore-not-found", "--wait", "-f", "-")
+		}
+
+		By("starting OLM's olm and catalog operators, out of cluster, with images built here for unpacking bundles")
+		kubectl(nil, "apply", "--server-side", "-f", env["E2E_OLM_CRDS"])
+		kubectl(nil, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+		olmNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "olm"}}
+		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, olmNS))).To(Succeed())
+		runBackground("olm", filepath.Join(env["E2E_OLM_BIN"], "olm"), "--namespace=olm", "--writeStatusName=",
+			"--writePackageServerStatusName=")
+		runBackground("catalog", filepath.Join(env["E2E_OLM_BIN"], "catalog"), "--namespace=olm", "--writeStatusName=",
+			"--kubeconfig="+kubeconfig, "--util-image="+env["E2E_OLM_UTIL_IMAGE"], "--opmImage="+env["E2E_INDEX_IMAGE"])
+
+		ns := newNamespace()
+		By("running operator-sdk run bundle " + env["E2E_BUNDLE_IMAGE"])
+		runBundle := exec.Command(env["E2E_OPERATOR_SDK"], "run", "bundle", env["E2E_BUNDLE_IMAGE"],
+			"--index-image", env["E2E_INDEX_IMAGE"], "--decompression-image", env["E2E_DECOMPRESSION_IMAGE"],
+			"--namespace", ns, "--kubeconfig", kubeconfig, "--timeout", "5m")
+		// The registry's HTTPS listener has a certificate of the cluster's CA.
+		runBundle.Env = append(os.Environ(), "SSL_CERT_FILE="+env["E2E_REGISTRY_CA"])
+		out, err := runBundle.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "operator-sdk run bundle: %s", out)
+
+		csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+		Expect(k8s.List(ctx, csvs, client.InNamespace(ns))).To(Succeed())
+		Expect(csvs.Items).To(HaveLen(1))
+		Expect(csvs.Items[0].Status.Phase).To(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
+
+		By("checking that the operator pod stays Running and Ready for 60 s, as the community pipeline does")
+		managerPod := func(g Gomega) corev1.Pod {
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(1))
+			return pods.Items[0]
+		}
+		var uid types.UID
+		Eventually(func(g Gomega) {
+			p := managerPod(g)
+			g.Expect(p.Spec.NodeName).To(Equal(realNodeName))
+			g.Expect(isReady(p)).To(BeTrue())
+			uid = p.UID
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			p := managerPod(g)
+			g.Expect(p.UID).To(Equal(uid))
+			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
+			g.Expect(p.Status.ContainerStatuses[0].RestartCount).To(BeZero())
+		}).WithTimeout(60 * time.Second).WithPolling(time.Second).Should(Succeed())
+
+		By("operator-sdk cleanup myapp-operator")
+		cleanup := exec.Command(env["E2E_OPERATOR_SDK"], "cleanup", "myapp-operator", "--namespace", ns,
+			"--kubeconfig", kubeconfig, "--timeout", "2m")
+		out, err = cleanup.CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "operator-sdk cleanup: %s", out)
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.List(ctx, csvs, client.InNamespace(ns))).To(Succeed())
+			g.Expect(csvs.Items).To(BeEmpty())
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).Should(Succeed())
+	})
 })
+
+// runBackground starts a process that lives until the spec ends, logging to the cluster's
+// log folder.
+func runBackground(name, bin string, args ...string) {
+	logDir := filepath.Join(filepath.Dir(kubeconfig), "logs")
+	p, err := utils.StartProcess(name, filepath.Join(logDir, "realnode-test-"+name+".log"), bin,
+		[]string{"KUBECONFIG=" + kubeconfig}, args...)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		p.Signal(os.Kill)
+		<-p.Exited()
+	})
+}
+
+// kubectl runs the cluster's kubectl with stdin, failing the spec if it fails.
+func kubectl(stdin []byte, args ...string) {
+	cmd := exec.Command(kubectlPath(), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "kubectl %s: %s", strings.Join(args, " "), out)
+}
+
+// deployedManifests are what deployOperator applied, for the run-bundle spec to remove.
+var deployedManifests []byte
 
 // deployOperator applies config/default through a kustomization of its own that sets the
 // manager image and labels the operator's namespace to enforce the restricted level, as an
@@ -145,11 +249,8 @@ patches:
 	Expect(err).NotTo(HaveOccurred(), "kustomize build: %s", stderr.String())
 	Expect(string(manifests)).To(ContainSubstring("image: " + managerImage))
 
-	apply := exec.Command("kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-")
-	apply.Path = kubectlPath()
-	apply.Stdin = bytes.NewReader(manifests)
-	out, err := apply.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "kubectl apply: %s", out)
+	kubectl(manifests, "apply", "--server-side", "-f", "-")
+	deployedManifests = manifests
 }
 
 // kubectlPath is the kubectl built for the cluster, E2E_KUBECTL.

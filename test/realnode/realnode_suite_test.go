@@ -16,6 +16,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -49,7 +50,7 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	var err error
-	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme)
+	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 })
 
