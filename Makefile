@@ -43,6 +43,8 @@ OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
+IMAGE_TOOL ?= $(LOCALBIN)/image-tool
+PAUSE ?= $(LOCALBIN)/pause
 
 # The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
 # manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
@@ -85,11 +87,12 @@ vet: ## Run go vet.
 FUZZTIME ?= 10s
 .PHONY: test
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
-	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm) -coverprofile cover.out
+	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
+	cd hack/tools/image && go test ./...
 
 .PHONY: test-all
-test-all: verify test test-e2e test-olm ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM. What .ci/run runs.
+test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -120,6 +123,16 @@ docker-build: ## Build the manager image (needs a container tool).
 .PHONY: docker-push
 docker-push: ## Push the manager image.
 	$(CONTAINER_TOOL) push $(IMG)
+
+# The same image as the Dockerfile's, built with no container tool: the static manager binary
+# as /manager, user 65532, the user database and /tmp of a distroless static base.
+IMAGES_DIR ?= $(LOCALBIN)/images
+.PHONY: image-build
+image-build: $(IMAGE_TOOL) ## Build the manager image IMG without Docker into bin/images/manager.tar; PUSH=1 also pushes it.
+	mkdir -p $(IMAGES_DIR)
+	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/manager cmd/main.go
+	$(IMAGE_TOOL) build --tag $(IMG) --add $(IMAGES_DIR)/manager:/manager --entrypoint /manager \
+		--user 65532:65532 --output $(IMAGES_DIR)/manager.tar $(if $(filter 1,$(PUSH)),--push)
 
 ##@ Deployment
 
@@ -191,13 +204,41 @@ catalog-build: ## Build the catalog image (needs a container tool).
 catalog-push: ## Push the catalog image.
 	$(CONTAINER_TOOL) push $(CATALOG_IMG)
 
-##@ Local cluster (real control plane, kwok-simulated nodes, no Docker)
+##@ Local cluster (real control plane; kwok-simulated nodes, or a real node with NODE=real; no Docker)
 
+# NODE=kwok (default): simulated nodes, no container runs, up in seconds. NODE=real: a real
+# kubelet, containerd, CNI and kube-proxy, and an image registry; needs root and the Debian
+# packages of realnode-packages.
+NODE ?= kwok
 CLUSTER_STATE ?= $(CURDIR)/.localcluster
 CLUSTER_KUBECONFIG := $(CLUSTER_STATE)/kubeconfig
-LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK)
-CLUSTER_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
-	$(K8S_BIN)/kube-scheduler $(KUBECTL) $(KWOK)
+LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK) \
+	--node $(NODE) --image-tool $(IMAGE_TOOL) --pause $(PAUSE)
+CONTROL_PLANE_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
+	$(K8S_BIN)/kube-scheduler $(KUBECTL)
+REALNODE_DEPS := realnode-packages $(K8S_BIN)/kubelet $(K8S_BIN)/kube-proxy $(IMAGE_TOOL) $(PAUSE)
+CLUSTER_DEPS := $(CONTROL_PLANE_DEPS) $(if $(filter real,$(NODE)),$(REALNODE_DEPS),$(KWOK))
+
+# The Debian packages a real node needs. Installed when this runs as root with apt-get (CI
+# does); anyone else is told what to install.
+# busybox-static is for make test-realnode only: the shell, cat, gzip and cp that the images
+# of operator-sdk run bundle and OLM's bundle unpacking run.
+REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables busybox-static
+REALNODE_FILES := containerd runc iptables ip6tables /usr/lib/cni/bridge /usr/lib/cni/host-local \
+	/usr/lib/cni/portmap /usr/lib/cni/loopback /bin/busybox
+.PHONY: realnode-packages
+realnode-packages: ## Install the Debian packages a real node needs (as root with apt-get), or say which they are.
+	@missing=; for f in $(REALNODE_FILES); do command -v $$f >/dev/null || missing=1; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "Installing the Debian packages a real node needs: $(REALNODE_PACKAGES)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(REALNODE_PACKAGES); \
+	else \
+		echo "A real node (NODE=real, make test-realnode) needs root and the Debian packages:"; \
+		echo "  $(REALNODE_PACKAGES)"; \
+		echo "Install them with: sudo apt-get update && sudo apt-get install $(REALNODE_PACKAGES)"; \
+		exit 1; \
+	fi
 KUBECTL_LOCAL := $(KUBECTL) --kubeconfig $(CLUSTER_KUBECONFIG)
 # The operator as `make demo` runs it: probes off (no fixed ports), leader election on.
 OPERATOR_ARGS ?= --health-probe-bind-address=0 --leader-elect --leader-election-namespace=default
@@ -207,7 +248,7 @@ localcluster: | $(LOCALBIN)
 	go build -o $(LOCALBIN)/localcluster ./hack/localcluster
 
 .PHONY: cluster-up
-cluster-up: $(CLUSTER_DEPS) localcluster ## Start the local cluster (or reuse it); prints its KUBECONFIG.
+cluster-up: $(CLUSTER_DEPS) localcluster ## Start the local cluster (or reuse it); prints its KUBECONFIG. NODE=real for a real node.
 	$(LOCALCLUSTER) up
 
 .PHONY: cluster-down
@@ -272,6 +313,73 @@ olm-run:
 		go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
 
+# The real-node test: the manager image built without Docker and pushed to the cluster's
+# registry, deployed with kustomize onto the real node of a local cluster of its own, and a
+# MyApp of the test app (test/app, one image per version) that really runs.
+REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
+TEST_APP_VERSIONS := v1 v2
+# scorecard-test, opm and OLM's cpb in images need static binaries. Linking their cgo builds
+# statically reuses every package compiled for operator-sdk, opm and OLM, where
+# CGO_ENABLED=0 would compile them all again (about two minutes each, cold); the linker's
+# warning about getaddrinfo does not apply, as they look up no host names.
+STATIC_CGO_LDFLAGS := -ldflags "-linkmode external -extldflags -static"
+.PHONY: test-realnode
+test-realnode: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
+	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
+
+.PHONY: realnode-run
+realnode-run:
+	$(LOCALCLUSTER) up
+	reg=$$($(LOCALCLUSTER) registry); \
+	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
+	for v in $(TEST_APP_VERSIONS); do \
+		CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$$v" -o $(IMAGES_DIR)/test-app-$$v ./test/app; \
+		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
+	done; \
+	(cd hack/tools/operator-sdk && go build -tags containers_image_openpgp $(STATIC_CGO_LDFLAGS) \
+		-o $(IMAGES_DIR)/scorecard-test github.com/operator-framework/operator-sdk/images/scorecard-test); \
+	$(IMAGE_TOOL) build --tag $$reg/scorecard-test:$(OPERATOR_SDK_VERSION) --add $(IMAGES_DIR)/scorecard-test:/usr/local/bin/scorecard-test \
+		--entrypoint /usr/local/bin/scorecard-test --push; \
+	(cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGES_DIR)/untar ./untar); \
+	$(IMAGE_TOOL) build --tag $$reg/scorecard-untar:local --add $(IMAGES_DIR)/untar:/untar --entrypoint /untar --push; \
+	$(MAKE) --no-print-directory run-bundle-images REGISTRY=$$reg; \
+	tls=$$($(LOCALCLUSTER) registry-tls); \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
+		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
+		E2E_OPERATOR_SDK=$(OPERATOR_SDK) E2E_SCORECARD_IMAGE=$$reg/scorecard-test:$(OPERATOR_SDK_VERSION) \
+		E2E_UNTAR_IMAGE=$$reg/scorecard-untar:local \
+		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
+		E2E_REGISTRY_CA=$(CLUSTER_STATE)/pki/ca.crt E2E_BUNDLE_IMAGE=$$tls/myapp-operator-bundle:v$(VERSION) \
+		E2E_INDEX_IMAGE=$$tls/opm:local E2E_DECOMPRESSION_IMAGE=$$tls/busybox:local E2E_OLM_UTIL_IMAGE=$$tls/olm-util:local \
+		go test ./test/realnode/ -v -count=1 -timeout 15m -ginkgo.v
+	$(LOCALCLUSTER) status
+
+# The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot
+# be pulled offline, pushed to REGISTRY: the bundle (bundle/, its CSV naming the manager image
+# in REGISTRY), an index image (opm and a shell, an empty file-based catalog), the registry
+# pod's decompression image and OLM's util image (busybox's shell, cat, gzip and cp; OLM's
+# cpb). opm and cpb are linked statically from their cgo builds, as scorecard-test is.
+RUN_BUNDLE_DIR = $(IMAGES_DIR)/run-bundle
+.PHONY: run-bundle-images
+run-bundle-images: $(IMAGE_TOOL)
+	rm -rf $(RUN_BUNDLE_DIR) && mkdir -p $(RUN_BUNDLE_DIR)/configs && touch $(RUN_BUNDLE_DIR)/configs/.indexignore
+	cd hack/tools/opm && go build -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
+		-o $(RUN_BUNDLE_DIR)/opm github.com/operator-framework/operator-registry/cmd/opm
+	cd hack/tools/olm && go build $(STATIC_CGO_LDFLAGS) -o $(RUN_BUNDLE_DIR)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
+	cp -r $(BUNDLE_DIR) $(RUN_BUNDLE_DIR)/bundle
+	sed -i 's|$(IMG)|$(REGISTRY)/myapp-operator:v$(VERSION)|g' $(RUN_BUNDLE_DIR)/bundle/manifests/*.clusterserviceversion.yaml
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator-bundle:v$(VERSION) --push \
+		$(foreach d,manifests metadata tests,--add $(RUN_BUNDLE_DIR)/bundle/$(d):/$(d)) \
+		$$(awk '/^annotations:/ {a=1; next} a && /^  [^ #]/ {sub(/^  /, ""); k=$$0; sub(/:.*/, "", k); v=$$0; sub(/^[^:]*: */, "", v); print "--label " k "=" v}' \
+			$(BUNDLE_DIR)/metadata/annotations.yaml)
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/busybox:local --push --add /bin/busybox:/bin/busybox \
+		$(foreach t,sh cat gzip cp,--link /bin/$(t)=busybox)
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(RUN_BUNDLE_DIR)/opm:/bin/opm \
+		--add /bin/busybox:/bin/busybox --link /bin/sh=busybox --add $(RUN_BUNDLE_DIR)/configs:/configs \
+		--label operators.operatorframework.io.index.configs.v1=/configs
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(RUN_BUNDLE_DIR)/cpb:/bin/cpb \
+		--add /bin/busybox:/bin/busybox --link /bin/cp=busybox
+
 ##@ Tools (built from source into bin/)
 
 .PHONY: tools
@@ -302,8 +410,19 @@ $(K8S_BIN)/etcd:
 K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
 	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
 	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
-$(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager $(K8S_BIN)/kube-scheduler $(K8S_BIN)/kubectl:
-	$(call go-build-tool,kubernetes,$@,k8s.io/kubernetes/cmd/$(notdir $@),-ldflags "$(K8S_VERSION_LDFLAGS)")
+# One go build for all of them: they share most of their packages, and it links them side by
+# side. kubelet and kube-proxy run the real node (NODE=real).
+K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
+$(addprefix $(K8S_BIN)/,$(K8S_BINARIES)) &:
+	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
+	mkdir -p $(K8S_BIN)
+	cd hack/tools/kubernetes && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))
+# The image tool (hack/tools/image: images from static binaries, and the registry) and the
+# sandbox image's program; both are ours, so they rebuild when their source changes.
+$(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
+	cd hack/tools/image && go build -o $@ .
+$(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
+	cd hack/tools/image && CGO_ENABLED=0 go build -trimpath -o $@ ./pause
 
 ##@ Benchmarks
 

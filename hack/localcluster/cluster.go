@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -29,22 +26,42 @@ const (
 
 // controllers are the kube-controller-manager controllers the operator's users rely on;
 // node-lifecycle lifts the not-ready taint from new nodes, serviceaccount gives every
-// namespace the default service account pods need.
+// namespace the default service account pods need, root-ca-cert-publisher the
+// kube-root-ca.crt ConfigMap without which no real pod's service-account volume mounts, and
+// job-controller the pods of Jobs (OLM unpacks bundles with one).
 var controllers = []string{
 	"deployment-controller", "replicaset-controller", "garbage-collector-controller",
 	"horizontal-pod-autoscaler-controller", "endpointslice-controller", "namespace-controller",
-	"node-lifecycle-controller", "taint-eviction-controller", "serviceaccount-controller",
+	"node-lifecycle-controller", "taint-eviction-controller", "serviceaccount-controller", "job-controller",
+	"root-ca-cert-publisher",
 }
 
 // kubeconfigPath is where up writes the admin kubeconfig.
 func kubeconfigPath(o Options) string { return filepath.Join(o.StateDir, "kubeconfig") }
 
-// clusterComponents are the processes up starts, in order.
-var clusterComponents = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+// controlPlane are the processes up starts before the nodes', in order.
+var controlPlane = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+
+// cluster is what the node backends need to know of a control plane that runs.
+type cluster struct {
+	o     Options
+	certs pki
+	cs    *kubernetes.Clientset
+	// apiURL is the API server's URL, reachable from this machine and from pods.
+	apiURL string
+}
 
 func up(ctx context.Context, o Options) error {
+	nodes, err := nodeBackends(o)
+	if err != nil {
+		return err
+	}
+	all := append(append([]string{}, controlPlane...), nodeComponents(nodes)...)
 	if alive(o, "kube-apiserver") {
-		if err := checkAlive(o, clusterComponents...); err != nil {
+		if kind := recordedNodeKind(o); kind != "" && kind != o.Node {
+			return fmt.Errorf("the local cluster in %s runs a %s node, not %s; run `make cluster-down` first", o.StateDir, kind, o.Node)
+		}
+		if err := checkAlive(o, all...); err != nil {
 			return fmt.Errorf("the local cluster is half up (%w); run `make cluster-down` first", err)
 		}
 		fmt.Printf("Local cluster already running; KUBECONFIG=%s\n", kubeconfigPath(o))
@@ -55,15 +72,32 @@ func up(ctx context.Context, o Options) error {
 		return err
 	}
 	began := time.Now()
+	if err := os.MkdirAll(o.StateDir, 0o755); err != nil {
+		return err
+	}
+	// Recorded first, so that down cleans up after this kind of node even if up fails.
+	if err := os.WriteFile(nodeKindPath(o), []byte(o.Node), 0o644); err != nil {
+		return err
+	}
+	// The address the API server serves on: loopback, unless pods must reach it too.
+	address := "127.0.0.1"
+	for _, n := range nodes {
+		if err := n.prepare(); err != nil {
+			return err
+		}
+		if a := n.apiserverAddress(); a != "" {
+			address = a
+		}
+	}
 	ports, err := freePorts(3)
 	if err != nil {
 		return err
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	apiURL := fmt.Sprintf("https://127.0.0.1:%d", ports[2])
+	apiURL := fmt.Sprintf("https://%s:%d", address, ports[2])
 
-	certs, err := writePKI(filepath.Join(o.StateDir, "pki"))
+	certs, err := writePKI(filepath.Join(o.StateDir, "pki"), address, realNodeName)
 	if err != nil {
 		return fmt.Errorf("writing certificates: %w", err)
 	}
@@ -82,17 +116,19 @@ func up(ctx context.Context, o Options) error {
 
 	if err := start(o, "kube-apiserver", filepath.Join(o.BinDir, "kube-apiserver"),
 		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports[2]),
+		"--bind-address="+address, "--advertise-address="+address, fmt.Sprintf("--secure-port=%d", ports[2]),
 		"--tls-cert-file="+certs.apiserverCert, "--tls-private-key-file="+certs.apiserverKey,
 		"--client-ca-file="+certs.caCert,
+		"--kubelet-client-certificate="+certs.adminCert, "--kubelet-client-key="+certs.adminKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--service-account-key-file="+certs.serviceAccountKey,
 		"--service-account-signing-key-file="+certs.serviceAccountKey,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range="+serviceCIDR,
-		"--authorization-mode=RBAC", "--allow-privileged=true"); err != nil {
+		"--authorization-mode=Node,RBAC", "--allow-privileged=true"); err != nil {
 		return err
 	}
-	if err := writeKubeconfig(kubeconfigPath(o), apiURL, certs); err != nil {
+	if err := writeKubeconfig(kubeconfigPath(o), apiURL, "admin", certs.adminCert, certs.adminKey, certs.caCert); err != nil {
 		return err
 	}
 	cs, err := clientset(o)
@@ -113,6 +149,7 @@ func up(ctx context.Context, o Options) error {
 	// which kwok never makes ready again; 2 minutes leaves room.
 	if err := start(o, "kube-controller-manager", filepath.Join(o.BinDir, "kube-controller-manager"), kc,
 		"--controllers="+strings.Join(controllers, ","), "--leader-elect=false", "--secure-port=0",
+		"--root-ca-file="+certs.caCert,
 		"--use-service-account-credentials=false", "--horizontal-pod-autoscaler-sync-period=5s",
 		"--node-monitor-grace-period=2m", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
 		"--concurrent-gc-syncs=20", "--kube-api-qps=200", "--kube-api-burst=400"); err != nil {
@@ -122,45 +159,50 @@ func up(ctx context.Context, o Options) error {
 		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=200", "--kube-api-burst=400"); err != nil {
 		return err
 	}
-	stages := filepath.Join(o.StateDir, "kwok-stages.yaml")
-	if err := os.WriteFile(stages, []byte(kwokStages), 0o644); err != nil {
-		return err
-	}
-	if err := start(o, "kwok", o.Kwok, kc, "--config="+stages, "--manage-all-nodes=true",
-		"--node-port=0", "--cidr=10.244.0.1/16", "--node-ip=127.0.0.1"); err != nil {
-		return err
-	}
 
-	if err := createNodes(ctx, cs, o.Nodes); err != nil {
-		return err
+	c := &cluster{o: o, certs: certs, cs: cs, apiURL: apiURL}
+	for _, n := range nodes {
+		if err := n.start(ctx, c); err != nil {
+			return err
+		}
 	}
-	if err := waitFor(ctx, o, "simulated nodes and the default service account", func(ctx context.Context) (bool, error) {
+	if err := waitFor(ctx, o, "the nodes and the default service account", func(ctx context.Context) (bool, error) {
 		if _, err := cs.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{}); err != nil {
 			return false, nil
 		}
-		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil || len(nodes.Items) < o.Nodes {
-			return false, nil
-		}
-		for _, n := range nodes.Items {
-			if !nodeReady(n) || len(n.Spec.Taints) > 0 {
-				return false, nil
+		for _, n := range nodes {
+			if ok, err := n.ready(ctx, cs); !ok || err != nil {
+				return false, err
 			}
 		}
 		return true, nil
-	}, clusterComponents...); err != nil {
+	}, all...); err != nil {
 		return err
 	}
-	fmt.Printf("Local cluster up in %.1fs: API server %s, %d simulated nodes\n", time.Since(began).Seconds(), apiURL, o.Nodes)
+	fmt.Printf("Local cluster up in %.1fs: API server %s, %s\n", time.Since(began).Seconds(), apiURL, describeNodes(nodes))
 	fmt.Printf("  export KUBECONFIG=%s\n  logs: %s\n", kubeconfigPath(o), filepath.Join(o.StateDir, "logs"))
 	return nil
 }
 
-// down stops every recorded component, newest first, and removes the cluster's state.
+// down stops every recorded component, newest first, has a real node remove what it put on
+// this machine, and removes the cluster's state.
 func down(o Options) error {
+	var real *realNode
+	if kind, _ := os.ReadFile(nodeKindPath(o)); string(kind) == nodeReal {
+		real = newRealNode(o)
+		// The kubelet first, so that it starts no pod again; then the pods, through the
+		// runtime while it still runs, so that CNI tears their networks down.
+		stop(o, "kubelet", 30*time.Second)
+		real.stopPods()
+	}
 	names := components(o)
 	for i := len(names) - 1; i >= 0; i-- {
 		stop(o, names[i], 10*time.Second)
+	}
+	if real != nil {
+		if err := real.cleanup(); err != nil {
+			return err
+		}
 	}
 	if err := os.RemoveAll(o.StateDir); err != nil {
 		return fmt.Errorf("removing %s: %w", o.StateDir, err)
@@ -240,11 +282,13 @@ func httpOK(ctx context.Context, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func writeKubeconfig(path, server string, c pki) error {
+// writeKubeconfig writes a kubeconfig for the API server at server, as the user of a client
+// certificate signed by the cluster's CA.
+func writeKubeconfig(path, server, user, cert, key, caCert string) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.caCert}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: c.adminCert, ClientKey: c.adminKey}
-	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin", Namespace: "default"}
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caCert}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: cert, ClientKey: key}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user, Namespace: "default"}
 	cfg.CurrentContext = "local"
 	return clientcmd.WriteToFile(*cfg, path)
 }
@@ -256,38 +300,4 @@ func clientset(o Options) (*kubernetes.Clientset, error) {
 	}
 	cfg.QPS, cfg.Burst = 100, 200
 	return kubernetes.NewForConfig(cfg)
-}
-
-// createNodes registers simulated nodes; kwok (--manage-all-nodes) keeps them Ready and runs
-// their pods' lifecycle.
-func createNodes(ctx context.Context, cs kubernetes.Interface, n int) error {
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("32"),
-		corev1.ResourceMemory: resource.MustParse("128Gi"),
-		corev1.ResourcePods:   resource.MustParse("250"),
-	}
-	for i := range n {
-		name := fmt.Sprintf("kwok-node-%d", i)
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        name,
-				Labels:      map[string]string{"type": "kwok", "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"},
-				Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"},
-			},
-			Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-		}
-		if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating node %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func nodeReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

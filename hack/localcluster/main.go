@@ -1,12 +1,20 @@
-// Command localcluster runs a small, real Kubernetes control plane on this machine, with no
-// container runtime: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, plus
-// kwok, which plays the kubelet for simulated nodes. Deployments roll out, pods become Ready,
-// Services get endpoints and the garbage collector works; no container ever runs.
+// Command localcluster runs a small, real Kubernetes control plane on this machine: etcd,
+// kube-apiserver, kube-controller-manager and kube-scheduler, and nodes of one of two kinds:
 //
-//	localcluster up              start the cluster (or reuse the running one)
-//	localcluster start-operator  (re)start the operator binary against it
-//	localcluster status          report every component; fails if one is down
-//	localcluster down            stop everything and remove the cluster's state
+//   - --node=kwok (the default): kwok plays the kubelet of simulated nodes. Deployments roll
+//     out, pods become Ready, Services get endpoints and the garbage collector works; no
+//     container ever runs. Starts in seconds, needs nothing but the binaries.
+//
+//   - --node=real: a real kubelet with containerd, runc, CNI and kube-proxy, and an image
+//     registry on the node's address. Pods run, probes probe, Services route. Needs root and
+//     Debian's containerd, runc, containernetworking-plugins and iptables.
+//
+//     localcluster up              start the cluster (or reuse the running one)
+//     localcluster start-operator  (re)start the operator binary against it
+//     localcluster status          report every component; fails if one is down
+//     localcluster registry        print host:port of a real node's image registry
+//     localcluster down            stop everything and remove the cluster's state, and with a
+//     real node everything it set up on this machine
 //
 // Every component runs as its own process group in the background, logs to
 // <state>/logs/<component>.log and is recorded in <state>/pids. Ports are picked free at
@@ -29,8 +37,11 @@ type Options struct {
 	StateDir     string // holds pki/, etcd/, logs/, pids and kubeconfig
 	BinDir       string // kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 	Kwok         string // the kwok binary
+	Node         string // the kind of node: nodeKwok or nodeReal
+	ImageTool    string // hack/tools/image, which builds images and serves the registry (real node)
+	Pause        string // the static binary of the sandbox image (real node)
 	Operator     string // the manager binary, for start-operator
-	Nodes        int    // simulated nodes to create
+	Nodes        int    // simulated nodes to create; -1: 2 with --node=kwok, 0 with --node=real
 	Timeout      time.Duration
 	OperatorArgs []string
 }
@@ -42,10 +53,13 @@ func main() {
 	fs.StringVar(&o.BinDir, "bin", "", "folder with kube-apiserver, kube-controller-manager, kube-scheduler and etcd")
 	fs.StringVar(&o.Kwok, "kwok", "", "the kwok binary")
 	fs.StringVar(&o.Operator, "operator", "bin/manager", "the operator binary, for start-operator")
-	fs.IntVar(&o.Nodes, "nodes", 2, "number of simulated nodes")
+	fs.StringVar(&o.Node, "node", nodeKwok, "kind of node: kwok (simulated, fast) or real (kubelet, containerd, CNI, kube-proxy)")
+	fs.StringVar(&o.ImageTool, "image-tool", "", "the image tool (hack/tools/image), for --node=real")
+	fs.StringVar(&o.Pause, "pause", "", "the static pause binary for the sandbox image, for --node=real")
+	fs.IntVar(&o.Nodes, "nodes", -1, "number of simulated nodes (default 2 with --node=kwok, 0 with --node=real)")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|start-operator [-- operator args]")
+		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|registry|registry-tls|start-operator [-- operator args]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -75,6 +89,16 @@ func main() {
 		err = status(o)
 	case "start-operator":
 		err = startOperator(ctx, o)
+	case "registry", "registry-tls":
+		file := registryAddressPath(o)
+		if cmd == "registry-tls" {
+			file = registryTLSAddressPath(o)
+		}
+		if a := readAddress(file); a != "" {
+			fmt.Println(a)
+		} else {
+			err = fmt.Errorf("no real-node cluster with a registry runs in %s; start one with `make cluster-up NODE=real`", o.StateDir)
+		}
 	default:
 		fs.Usage()
 		os.Exit(2)

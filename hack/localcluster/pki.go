@@ -17,12 +17,15 @@ import (
 // pki holds the paths of the files writePKI makes.
 type pki struct {
 	caCert, apiserverCert, apiserverKey, adminCert, adminKey, serviceAccountKey string
+	kubeletCert, kubeletKey, proxyCert, proxyKey                                string
+	registryCert, registryKey                                                   string
 }
 
-// writePKI makes a throw-away certificate authority, a serving certificate for the API server,
-// a client certificate for an admin (group system:masters) and the key that signs service
-// account tokens. It lives only as long as the cluster's state.
-func writePKI(dir string) (pki, error) {
+// writePKI makes a throw-away certificate authority, a serving certificate for the API server
+// (for loopback, the first service IP and apiserverIP), client certificates for an admin
+// (group system:masters), for the kubelet of the node named nodeName and for kube-proxy, and
+// the key that signs service account tokens. It lives only as long as the cluster's state.
+func writePKI(dir, apiserverIP, nodeName string) (pki, error) {
 	p := pki{
 		caCert:            filepath.Join(dir, "ca.crt"),
 		apiserverCert:     filepath.Join(dir, "apiserver.crt"),
@@ -30,6 +33,12 @@ func writePKI(dir string) (pki, error) {
 		adminCert:         filepath.Join(dir, "admin.crt"),
 		adminKey:          filepath.Join(dir, "admin.key"),
 		serviceAccountKey: filepath.Join(dir, "service-account.key"),
+		kubeletCert:       filepath.Join(dir, "kubelet.crt"),
+		kubeletKey:        filepath.Join(dir, "kubelet.key"),
+		proxyCert:         filepath.Join(dir, "kube-proxy.crt"),
+		proxyKey:          filepath.Join(dir, "kube-proxy.key"),
+		registryCert:      filepath.Join(dir, "registry.crt"),
+		registryKey:       filepath.Join(dir, "registry.key"),
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return p, err
@@ -56,14 +65,33 @@ func writePKI(dir string) (pki, error) {
 	serving := template("kube-apiserver", nil)
 	serving.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 	serving.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
-	serving.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(firstServiceIP)}
+	serving.IPAddresses = []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP(firstServiceIP), net.ParseIP(apiserverIP)}
 	if err := issue(serving, ca, caKey, p.apiserverCert, p.apiserverKey); err != nil {
 		return p, err
 	}
-	admin := template("admin", []string{"system:masters"})
-	admin.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	if err := issue(admin, ca, caKey, p.adminCert, p.adminKey); err != nil {
+	// The image registry's HTTPS listener serves on the API server's address.
+	registry := template("registry", nil)
+	registry.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	registry.IPAddresses = []net.IP{net.ParseIP(apiserverIP)}
+	if err := issue(registry, ca, caKey, p.registryCert, p.registryKey); err != nil {
 		return p, err
+	}
+	// The kubelet's identity is what the Node authorizer expects; kube-proxy's is the user the
+	// built-in system:node-proxier binding names.
+	for _, c := range []struct{ cn, org, cert, key string }{
+		{"admin", "system:masters", p.adminCert, p.adminKey},
+		{"system:node:" + nodeName, "system:nodes", p.kubeletCert, p.kubeletKey},
+		{"system:kube-proxy", "", p.proxyCert, p.proxyKey},
+	} {
+		var orgs []string
+		if c.org != "" {
+			orgs = []string{c.org}
+		}
+		client := template(c.cn, orgs)
+		client.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+		if err := issue(client, ca, caKey, c.cert, c.key); err != nil {
+			return p, err
+		}
 	}
 
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

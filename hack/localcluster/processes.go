@@ -120,10 +120,10 @@ func checkAlive(o Options, names ...string) error {
 	return nil
 }
 
-// freePort asks the kernel for a free loopback port. Another process could take it before
-// the component binds it; the component then exits and up reports it.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freePortOn asks the kernel for a port nobody listens on at ip. Another process could take
+// it before the component binds it; the component then exits and up reports it.
+func freePortOn(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return 0, err
 	}
@@ -131,11 +131,12 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func freePorts(n int) ([]int, error) {
+// freePortsOn returns n distinct free ports at ip.
+func freePortsOn(ip string, n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	seen := map[int]bool{}
 	for len(ports) < n {
-		p, err := freePort()
+		p, err := freePortOn(ip)
 		if err != nil {
 			return nil, err
 		}
@@ -146,6 +147,9 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// freePorts returns n distinct free loopback ports.
+func freePorts(n int) ([]int, error) { return freePortsOn("127.0.0.1", n) }
 
 // tail returns the last n lines of a file.
 func tail(path string, n int) string {

@@ -7,4 +7,5 @@ package tools
 import (
 	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/catalog"
 	_ "github.com/operator-framework/operator-lifecycle-manager/cmd/olm"
+	_ "github.com/operator-framework/operator-lifecycle-manager/util/cpb"
 )

@@ -1,0 +1,63 @@
+// Command app is the tiny HTTP application the real-node tests run under a MyApp. It answers
+// `/` with a line naming itself and its version (set at build time with
+// -ldflags "-X main.version=..."), and `/readyz` and `/healthz` with "ok". It writes no file,
+// so it runs as any user on a read-only root filesystem.
+//
+//	app [--port N]    the port defaults to $PORT, then 8080
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// version is the application's version, stamped by the build.
+var version = "dev"
+
+func main() {
+	port := flag.Int("port", defaultPort(), "TCP port to serve on (default: $PORT, else 8080)")
+	flag.Parse()
+
+	hostname, _ := os.Hostname()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
+	})
+	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
+	mux.HandleFunc("/readyz", ok)
+	mux.HandleFunc("/healthz", ok)
+
+	srv := &http.Server{Addr: fmt.Sprintf(":%d", *port), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	log.Printf("myapp test app %s serving on :%d", version, *port)
+	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+func defaultPort() int {
+	if p, err := strconv.Atoi(os.Getenv("PORT")); err == nil && p > 0 {
+		return p
+	}
+	return 8080
+}

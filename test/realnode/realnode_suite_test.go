@@ -1,0 +1,75 @@
+// Package realnode runs the operator the way users do, on a real node of the local cluster
+// (make test-realnode starts one: kubelet, containerd, CNI, kube-proxy): the manager image,
+// built without Docker and pulled from the cluster's registry, deployed with kustomize's
+// config/default into a namespace that enforces the restricted Pod Security level, reconciling
+// a MyApp whose pods really run the test app (test/app), answer HTTP and roll to a new image.
+package realnode
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
+)
+
+var (
+	kubeconfig, kustomizeBin string
+	// managerImage is the manager's image in the cluster's registry; appImage is the test
+	// app's repository there, with one tag per version (appVersions).
+	managerImage, appImage string
+	k8s                    client.Client
+	ctx                    = context.Background()
+)
+
+// appVersions are the tags of the test app that make test-realnode pushes; each answers with
+// its own version.
+var appVersions = []string{"v1", "v2"}
+
+func TestRealNode(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Real node suite")
+}
+
+var _ = BeforeSuite(func() {
+	kubeconfig, kustomizeBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_KUSTOMIZE")
+	managerImage, appImage = os.Getenv("E2E_MANAGER_IMAGE"), os.Getenv("E2E_APP_IMAGE")
+	if kubeconfig == "" || kustomizeBin == "" || managerImage == "" || appImage == "" {
+		Skip("E2E_KUBECONFIG, E2E_KUSTOMIZE, E2E_MANAGER_IMAGE and E2E_APP_IMAGE are not set: run `make test-realnode`")
+	}
+	SetDefaultEventuallyTimeout(2 * time.Minute)
+	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	var err error
+	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme)
+	Expect(err).NotTo(HaveOccurred())
+})
+
+// httpClient gives up quickly, so that a poll does not hang on an address that drops packets.
+var httpClient = &http.Client{Timeout: 3 * time.Second}
+
+// httpGet returns the body of a 200 answer from url.
+func httpGet(url string) (string, error) {
+	resp, err := httpClient.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return string(body), nil
+}
