@@ -111,3 +111,13 @@ func eventReasons(g Gomega, app *examplev1.MyApp) []string {
 	}
 	return reasons
 }
+
+// editContainerPort changes, as someone editing by hand would, the number of the first port
+// of the Deployment's first container: the edit only the operator's repair can undo.
+func editContainerPort(ns, name string, port int32) {
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, name)(g)
+		d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = port
+		g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
+	}).Should(Succeed())
+}

@@ -243,11 +243,7 @@ var _ = Describe("A MyApp", func() {
 		}).Should(Succeed())
 
 		By("putting back a container port edited by hand")
-		Eventually(func(g Gomega) {
-			d := getDeployment(ns, "web")(g)
-			d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 7070
-			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
-		}).Should(Succeed())
+		editContainerPort(ns, "web", 7070)
 		Eventually(func(g Gomega) {
 			g.Expect(container(g, getDeployment(ns, "web")(g)).Ports).To(ConsistOf(HaveField("ContainerPort", int32(9090))))
 		}).Should(Succeed())

@@ -191,11 +191,7 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 		}).Should(Succeed())
 
 		By("a hand edit of our own port's number, which only the repair can undo")
-		Eventually(func(g Gomega) {
-			d := getDeployment(ns, "web")(g)
-			d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = 7070
-			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
-		}).Should(Succeed())
+		editContainerPort(ns, "web", 7070)
 		Eventually(func(g Gomega) {
 			s := getService(ns, "web")(g)
 			s.Spec.Ports[0].Port = 7070
