@@ -147,8 +147,11 @@ func approveAndComplete(csv string) {
 		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
 	}).Should(Succeed())
 	if !plan.Spec.Approved {
-		plan.Spec.Approved = true
-		Expect(k8s.Update(ctx, &plan)).To(Succeed())
+		// A merge patch carries no resourceVersion, so OLM's own writes to the plan in between
+		// cannot make the approval conflict.
+		approved := plan.DeepCopy()
+		approved.Spec.Approved = true
+		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
 	}
 	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
