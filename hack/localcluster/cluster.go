@@ -27,13 +27,14 @@ const (
 // controllers are the kube-controller-manager controllers the operator's users rely on;
 // node-lifecycle lifts the not-ready taint from new nodes, serviceaccount gives every
 // namespace the default service account pods need, root-ca-cert-publisher the
-// kube-root-ca.crt ConfigMap without which no real pod's service-account volume mounts, and
-// job-controller the pods of Jobs (OLM unpacks bundles with one).
+// kube-root-ca.crt ConfigMap without which no real pod's service-account volume mounts,
+// job-controller the pods of Jobs (OLM unpacks bundles with one), and disruption-controller
+// the status of a MyApp's PodDisruptionBudget (how many disruptions it allows).
 var controllers = []string{
 	"deployment-controller", "replicaset-controller", "garbage-collector-controller",
 	"horizontal-pod-autoscaler-controller", "endpointslice-controller", "namespace-controller",
 	"node-lifecycle-controller", "taint-eviction-controller", "serviceaccount-controller", "job-controller",
-	"root-ca-cert-publisher",
+	"root-ca-cert-publisher", "disruption-controller",
 }
 
 // kubeconfigPath is where up writes the admin kubeconfig.
