@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -76,11 +77,18 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out)
-	if err := r.patchStatus(ctx, app, obs); err != nil {
+	switch err := r.patchStatus(ctx, app, obs); {
+	case apierrors.IsConflict(err):
+		// The cached MyApp was older than the stored one; look again once the cache has it.
+		out.retryAfter = statusConflictRetry
+	case err != nil:
 		out.errs = append(out.errs, err)
 	}
 	return out.result()
 }
+
+// statusConflictRetry is how soon a reconcile whose status write met a newer MyApp runs again.
+const statusConflictRetry = 200 * time.Millisecond
 
 // reconcileChildren brings every child to its intent. One child failing does not stop the
 // others: each failure is recorded, and the status counts still come from the Deployment.
@@ -191,13 +199,17 @@ func (o *outcome) result() (ctrl.Result, error) {
 	return ctrl.Result{RequeueAfter: o.retryAfter}, nil
 }
 
-// patchStatus computes the status from the observation and writes it only if it changed.
+// patchStatus computes the status from the observation and writes it only if it changed. The
+// patch carries the resourceVersion it was computed from: a merge patch from a stale copy
+// would leave out every field whose new value equals the stale one, and keep a newer, wrong
+// value on the server. One e2e run saw a readyReplicas of 6 stay after a rollout to 5, which
+// this explains.
 func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed) error {
 	next := status.Compute(app, obs, metav1.Now())
 	if equality.Semantic.DeepEqual(app.Status, next) {
 		return nil
 	}
-	patch := client.MergeFrom(app.DeepCopy())
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	app.Status = next
 	return client.IgnoreNotFound(r.Status().Patch(ctx, app, patch))
 }
