@@ -28,7 +28,7 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr            string
+		metricsAddr, probeAddr, pprofAddr string
 		metricsCertPath                   string
 		leaderElect, secureMetrics, http2 bool
 		leaderElectionNamespace           string
@@ -47,6 +47,8 @@ func main() {
 		"Elect a leader, so that of several replicas only one reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease; needed when running outside a cluster.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0",
+		"Address of the Go profiler (/debug/pprof/); 0 disables it. Serves without authentication: bind it to localhost.")
 	flag.BoolVar(&http2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 rapid reset, CVE-2023-44487).")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
@@ -95,6 +97,7 @@ func main() {
 		Cache:                         controller.CacheOptions(namespaces),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
+		PprofBindAddress:              pprofAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "myapp-operator.example.com",
 		LeaderElectionNamespace:       leaderElectionNamespace,

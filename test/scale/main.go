@@ -45,6 +45,8 @@ func main() {
 		"Passed to the manager as --max-concurrent-reconciles; 0 keeps its default.")
 	flag.Float64Var(&opts.Manager.QPS, "qps", 0, "Passed to the manager as --kube-api-qps; 0 keeps its default.")
 	flag.IntVar(&opts.Manager.Burst, "burst", 0, "Passed to the manager as --kube-api-burst; 0 keeps its default.")
+	flag.StringVar(&opts.Profiles, "profiles", "",
+		"Folder to keep the manager's heap profiles in (before the MyApps, after the quiet window); empty keeps none.")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr))) // envtest's own messages
