@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,7 +52,7 @@ type childKind[T client.Object, AC runtime.ApplyConfiguration] struct {
 //
 // before, when set, runs before an apply over an existing child (the replica hand-over).
 func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
-	kind childKind[T, AC], cfg AC, before func(existing T) error) (T, error) {
+	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error) (T, error) {
 	name := nameOf(cfg)
 	existing := kind.newObj()
 	inCache, err := r.cachedChild(ctx, app, name, existing)
@@ -96,10 +95,10 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	}
 	switch after, err := kind.extract(live, FieldOwner); {
 	case !exists:
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Created", "Created %s %s", r.kindOf(live), name)
+		ch.record(r, app, reasonCreated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Created child", "kind", r.kindOf(live), "name", name)
 	case err == nil && !equality.Semantic.DeepEqual(owned, after):
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Updated", "Updated %s %s", r.kindOf(live), name)
+		ch.record(r, app, reasonUpdated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Updated child", "kind", r.kindOf(live), "name", name)
 	}
 	return live, r.dropStaleRepairOwner(ctx, live)
@@ -220,7 +219,7 @@ func (r *MyAppReconciler) checkOwner(app *examplev1.MyApp, obj client.Object) er
 
 // deleteChild deletes the cached child if the MyApp controls it; a child the cache does not
 // hold is not ours to delete.
-func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, obj client.Object, name string) error {
+func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, ch *changes, obj client.Object, name string) error {
 	found, err := r.cachedChild(ctx, app, name, obj)
 	var notOwned *notOwnedError
 	var predecessor *predecessorError
@@ -235,7 +234,7 @@ func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp,
 	if client.IgnoreNotFound(err) != nil {
 		return &applyError{kind: kind, name: name, err: err}
 	}
-	r.Recorder.Eventf(app, corev1.EventTypeNormal, "Deleted", "Deleted %s %s", kind, name)
+	ch.record(r, app, reasonDeleted, kind, name)
 	return nil
 }
 
