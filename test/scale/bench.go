@@ -32,6 +32,7 @@ type options struct {
 	SettleTimeout time.Duration
 	Manager       managerSettings
 	Profiles      string // folder for the manager's heap profiles; empty keeps none
+	Churn         churnOptions
 }
 
 // result is what one size measured.

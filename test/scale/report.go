@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,6 +14,7 @@ type report struct {
 	Date    time.Time
 	Machine machine
 	Results []result
+	Churn   []churnResult
 }
 
 // row is one line of the summary table: a figure per size, then 0.2.0 and the goal.
@@ -108,6 +110,7 @@ func (rep report) markdown(plot string) string {
 	p("Other work shared the machine; its timings vary from run to run.\n\n")
 
 	p("## Command\n\n```\n%s\n```\n\n", rep.Command)
+	p("How these figures chose the manager's defaults and its memory limit: [tuning.md](tuning.md).\n\n")
 	p("Manager flags: `%s` (others at the defaults of cmd/main.go).\n\n", strings.Join(append([]string{
 		"--metrics-bind-address=127.0.0.1:<free port>", "--metrics-secure=false", "--health-probe-bind-address=0",
 	}, rep.Options.Manager.args()...), " "))
@@ -134,10 +137,48 @@ func (rep report) markdown(plot string) string {
 		p("The plot draws, per N, the raw baseline (grey) and the time until the operator stopped sending\n")
 		p("requests (blue), each panel on its own scale; the figures are those of the table.\n\n")
 	}
+	rep.churnTable(p)
 	rep.requestTable(p)
 	rep.quietTable(p)
 	p("%s", methodText)
 	return b.String()
+}
+
+// churnTable reports the churn run on the local cluster.
+func (rep report) churnTable(p func(string, ...any)) {
+	if len(rep.Churn) == 0 {
+		return
+	}
+	p("## Churn: a new image for every MyApp, on the local cluster\n\n")
+	p("On the local cluster (`hack/localcluster`: kube-apiserver, etcd, kube-controller-manager and\n")
+	p("kube-scheduler, with kwok playing the kubelet of simulated nodes, whose pods turn Ready at once),\n")
+	p("N MyApps are created and brought to Ready; then the image of all N is changed (%d at a time) and\n", concurrency)
+	p("the time until every MyApp is Ready again is measured: its Deployment rolled out to the new image\n")
+	p("on all replicas, and the MyApp Ready for its generation.\n\n| figure |")
+	for _, r := range rep.Churn {
+		p(" N=%d |", r.N)
+	}
+	p("\n|---|")
+	for range rep.Churn {
+		p("---|")
+	}
+	p("\n")
+	for _, rw := range []struct {
+		figure string
+		value  func(churnResult) string
+	}{
+		{"simulated nodes (250 pods each)", func(r churnResult) string { return strconv.Itoa(r.Nodes) }},
+		{"from the first create to all N Ready", func(r churnResult) string { return secs(r.FirstReady) }},
+		{"**from the first image change to all N Ready on it**", func(r churnResult) string { return "**" + secs(r.ChurnReady) + "**" }},
+		{"… of which changing the N images", func(r churnResult) string { return secs(r.ChurnPatches) }},
+	} {
+		p("| %s |", rw.figure)
+		for _, r := range rep.Churn {
+			p(" %s |", rw.value(r))
+		}
+		p("\n")
+	}
+	p("\n")
 }
 
 // requestTable lists the operator's requests by resource, verb and response code.
@@ -228,8 +269,7 @@ const methodText = `## Method
 
 ## Not measured here
 
-- The churn run (change the image of all N MyApps and time them back to Ready) needs Deployments
-  that really roll, i.e. the local cluster with kube-controller-manager; it is not part of this
-  benchmark yet.
+- The churn run on real pods: kwok's pods are Ready the moment they are scheduled, so the churn
+  figures measure the control plane and the operator, not image pulls or probes.
 - N=5000 is not in the default run (` + "`make bench-scale BENCH_SCALE_FLAGS='-n 5000'`" + ` measures it).
 `
