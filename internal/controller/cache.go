@@ -46,7 +46,7 @@ func CacheOptions(namespaces []string) cache.Options {
 		DefaultTransform: keepOwnManagedFields,
 		ByObject: map[client.Object]cache.ByObject{
 			&examplev1.MyApp{}:                       {Transform: trimMyApp},
-			&appsv1.Deployment{}:                     {Label: ours},
+			&appsv1.Deployment{}:                     {Label: ours, Transform: trimDeployment},
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
@@ -73,6 +73,31 @@ func trimMyApp(in any) (any, error) {
 			a = maps.Clone(a)
 			delete(a, corev1.LastAppliedConfigAnnotation)
 			obj.SetAnnotations(a)
+		}
+	}
+	return in, nil
+}
+
+// deploymentRevisionAnnotation is the deployment controller's count of rollouts, which it
+// keeps on every Deployment.
+const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
+
+// trimDeployment keeps of a cached Deployment's managedFields only the operator's entries,
+// and drops the deployment controller's revision annotation, which nothing here reads: at
+// 5,000 MyApps its map alone is about a megabyte.
+func trimDeployment(in any) (any, error) {
+	in, err := keepOwnManagedFields(in)
+	if err != nil {
+		return in, err
+	}
+	if d, ok := in.(*appsv1.Deployment); ok {
+		if _, found := d.Annotations[deploymentRevisionAnnotation]; found {
+			a := maps.Clone(d.Annotations)
+			delete(a, deploymentRevisionAnnotation)
+			if len(a) == 0 {
+				a = nil
+			}
+			d.Annotations = a
 		}
 	}
 	return in, nil
