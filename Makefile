@@ -90,6 +90,7 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envt
 	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 	cd hack/tools/image && go test ./...
+	cd hack/crdupgrade && go test ./...
 
 .PHONY: test-all
 test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.
@@ -99,7 +100,7 @@ bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt bundle catalog $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+verify: manifests generate fmt bundle catalog crd-upgrade-check $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
 	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
 	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
@@ -211,6 +212,17 @@ catalog-from-dirs: $(OPM)
 	{ cat hack/catalog/package.yaml; for b in $(RELEASED_BUNDLES) $(BUNDLE_DIR); do $(OPM) render ./$$b -o yaml; done; } \
 		> $(CATALOG_DIRS_OUT)/myapp-operator/catalog.yaml
 	$(OPM) validate $(CATALOG_DIRS_OUT)
+
+# The CRD upgrade-safety gate: OLM v1's rules (sigs.k8s.io/crdify, configured as OLM v1's
+# preflight) between the CRD of the previous release and the current one, with the reviewed
+# exceptions of that upgrade (hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml).
+PREVIOUS_RELEASE ?= 0.2.0
+CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
+.PHONY: crd-upgrade-check
+crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from releases/PREVIOUS_RELEASE that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
+	cd hack/crdupgrade && go build -o $(CRDUPGRADE) .
+	$(CRDUPGRADE) -old releases/$(PREVIOUS_RELEASE)/manifests/example.com_myapps.yaml \
+		-new config/crd/bases/example.com_myapps.yaml -exceptions hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml
 
 .PHONY: catalogcheck
 catalogcheck: | $(LOCALBIN)
