@@ -36,30 +36,9 @@ done
 [ -s "$work/addr" ] || { echo "the throw-away registry did not start" >&2; exit 1; }
 registry=$(cat "$work/addr")
 
-refs=()
-for dir in "$@"; do
-	csv=$(ls "$dir"/manifests/*.clusterserviceversion.yaml)
-	version=$(awk '/^spec:/ {s=1} s && /^  version:/ {print $2; exit}' "$csv")
-	[ -n "$version" ] || { echo "$csv: no spec.version" >&2; exit 1; }
-	# A copy with the modes a fresh clone under any umask would have to agree on.
-	stage="$work/bundle-$version"
-	cp -r "$dir" "$stage"
-	chmod -R u=rwX,go=rX "$stage"
-	adds=()
-	for sub in manifests metadata tests; do
-		[ -d "$stage/$sub" ] && adds+=(--add "$stage/$sub:/$sub")
-	done
-	# The bundle's annotations are also its image labels, which `opm render` reads.
-	labels=()
-	while IFS= read -r label; do labels+=(--label "$label"); done < <(
-		awk '/^annotations:/ {a=1; next} a && /^  [^ #]/ {sub(/^  /, ""); k=$0; sub(/:.*/, "", k);
-			v=$0; sub(/^[^:]*: */, "", v); print k "=" v}' "$stage/metadata/annotations.yaml")
-	out=$("$image_tool" build --arch amd64 --tag "$registry/$bundle_repo:v$version" --push "${adds[@]}" "${labels[@]}")
-	digest=${out##*@}
-	case $digest in sha256:*) ;; *) echo "no digest in: $out" >&2; exit 1 ;; esac
-	refs+=("$registry/$bundle_repo@$digest")
-	echo "bundle $dir -> $bundle_repo:v$version @ $digest" >&2
-done
+# One reference per line, by digest, in the order of the directories.
+mapfile -t refs < <("$(dirname "$0")/push-bundles.sh" "$image_tool" "$registry" "$bundle_repo" "$@")
+[ "${#refs[@]}" = "$#" ] || { echo "pushed ${#refs[@]} bundle images for $# bundles" >&2; exit 1; }
 
 # opm pulls with containers/image, which wants a signature policy: accept anything, from a
 # HOME of our own, as the only registry it talks to is the throw-away one just filled.
