@@ -93,7 +93,7 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envt
 	cd hack/crdupgrade && go test ./...
 
 .PHONY: test-all
-test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.
+test-all: verify test test-e2e test-olm test-olmv1 test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -359,6 +359,36 @@ olm-run:
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
 
+# The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
+# cluster against a local cluster of its own; the image tool's registry serves the catalog
+# image and the bundle images; a ClusterCatalog and a ClusterExtension (config/olmv1) install
+# 0.2.0 and upgrade it to 0.3.0.
+OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
+OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
+OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
+# The manager as released in 0.2.0 (the commit whose bundle/ is releases/0.2.0), run under
+# 0.2.0's permissions before the upgrade.
+RELEASE_0_2_0_COMMIT ?= fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
+MANAGER_0_2_0 ?= $(LOCALBIN)/manager-v0.2.0
+.PHONY: test-olmv1
+test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
+
+.PHONY: olmv1-run
+olmv1-run:
+	$(LOCALCLUSTER) up
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
+		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) \
+		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
+		go test ./test/olmv1/ -v -count=1 -timeout 15m -ginkgo.v
+	$(LOCALCLUSTER) status
+
+$(MANAGER_0_2_0): | $(LOCALBIN)
+	rm -rf $@.src && mkdir -p $@.src
+	git archive $(RELEASE_0_2_0_COMMIT) | tar -x -C $@.src
+	cd $@.src && go build -o $@ ./cmd/main.go
+	rm -rf $@.src
+
 # The real-node test: the manager image built without Docker and pushed to the cluster's
 # registry, deployed with kustomize onto the real node of a local cluster of its own, and a
 # MyApp of the test app (test/app, one image per version) that really runs.
@@ -442,6 +472,10 @@ SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
 $(OPERATOR_SDK): | $(LOCALBIN)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp \
 		-ldflags "-X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)")
+# OLM v1: operator-controller and catalogd, one folder per version.
+$(OLMV1_BIN)/operator-controller: | $(LOCALBIN)
+	$(call go-build-tool,olmv1,$(OLMV1_BIN)/,github.com/operator-framework/operator-controller/cmd/operator-controller \
+		github.com/operator-framework/operator-controller/cmd/catalogd,-tags containers_image_openpgp)
 $(SCORECARD_TEST): | $(LOCALBIN)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
 $(OPM): | $(LOCALBIN)
