@@ -5,9 +5,9 @@
 #   render-images.sh IMAGE_TOOL OPM BUNDLE_REPO BUNDLE_DIR...
 #
 # It starts a throw-away registry on a free loopback port, builds each bundle directory into a
-# bundle image with the image tool (reproducible: fixed file times and modes, so the digest of
-# a bundle is known offline and equals the one of the image a release publishes), pushes it as
-# <registry>/BUNDLE_REPO:v<version>, renders all of them by digest with `opm render`, rewrites
+# bundle image with the image tool and pushes it as <registry>/BUNDLE_REPO:v<version>
+# (push-bundles.sh: reproducible, so the digest of a bundle is known offline and equals the one
+# of the image a release publishes), renders all of them by digest with `opm render`, rewrites
 # the throw-away registry away so every reference names BUNDLE_REPO@sha256:..., prints the
 # result (YAML) on stdout and stops the registry.
 set -euo pipefail
