@@ -1,14 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/crdify/pkg/config"
 	"sigs.k8s.io/crdify/pkg/runner"
+	"sigs.k8s.io/crdify/pkg/validations"
 	"sigs.k8s.io/crdify/pkg/validations/property"
 	"sigs.k8s.io/yaml"
 )
@@ -40,11 +43,16 @@ type violation struct {
 	Property string `json:"property,omitempty"`
 	// Rule is the crdify validation that failed: type, required, default, enum, maximum,
 	// storedVersionRemoval, unhandled (a change no rule knows, refused), ...
-	Rule    string `json:"rule"`
-	Message string `json:"-"`
+	Rule string `json:"rule"`
+	// Keys are, for an unhandled change, the schema keywords that changed which no rule
+	// judges (e.g. x-kubernetes-validations), so that an exception names exactly what it allows.
+	Keys    []string `json:"keys,omitempty"`
+	Message string   `json:"-"`
 }
 
-func (v violation) key() string { return v.Version + " " + v.Property + " " + v.Rule }
+func (v violation) key() string {
+	return v.Version + " " + v.Property + " " + v.Rule + " " + strings.Join(v.Keys, ",")
+}
 
 func (v violation) String() string {
 	where := v.Version
@@ -52,18 +60,26 @@ func (v violation) String() string {
 		where += " " + v.Property
 	}
 	msg, _, _ := strings.Cut(v.Message, "\n") // unhandled diffs are long Go dumps: keep the summary
+	if len(v.Keys) > 0 {
+		msg += " " + strings.Join(v.Keys, ", ")
+	}
 	return fmt.Sprintf("%s: %s: %s", strings.TrimSpace(where), v.Rule, msg)
 }
 
 // exception is a reviewed violation that the gate lets through, with why.
 type exception struct {
-	Version  string `json:"version,omitempty"`
-	Property string `json:"property,omitempty"`
-	Rule     string `json:"rule"`
-	Reason   string `json:"reason"`
+	Version  string   `json:"version,omitempty"`
+	Property string   `json:"property,omitempty"`
+	Rule     string   `json:"rule"`
+	Keys     []string `json:"keys,omitempty"`
+	Reason   string   `json:"reason"`
 }
 
-func (e exception) key() string { return e.Version + " " + e.Property + " " + e.Rule }
+func (e exception) key() string {
+	keys := slices.Clone(e.Keys)
+	slices.Sort(keys)
+	return e.Version + " " + e.Property + " " + e.Rule + " " + strings.Join(keys, ",")
+}
 
 // exceptions is the allow list for one upgrade: from the release it names to the current CRD.
 type exceptions struct {
@@ -104,13 +120,58 @@ func violations(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition) ([]vio
 		for _, pr := range vr.PropertyComparisons {
 			for _, res := range pr.ComparisonResults {
 				for _, e := range res.Errors {
-					out = append(out, violation{Version: vr.Version, Property: pr.Property, Rule: res.Name, Message: e})
+					v := violation{Version: vr.Version, Property: pr.Property, Rule: res.Name, Message: e}
+					if res.Name == "unhandled" {
+						v.Keys = unhandledKeys(oldCRD, newCRD, vr.Version, pr.Property)
+					}
+					out = append(out, v)
 				}
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b violation) int { return strings.Compare(a.key()+a.Message, b.key()+b.Message) })
 	return out, nil
+}
+
+// judgedKeys are the schema keywords crdify's validations judge; a change of any other keyword
+// of a property is "unhandled".
+var judgedKeys = map[string]bool{"description": true, "type": true, "enum": true, "default": true,
+	"required": true, "maximum": true, "maxItems": true, "maxLength": true, "maxProperties": true,
+	"minimum": true, "minItems": true, "minLength": true, "minProperties": true, "pattern": true, "nullable": true}
+
+// unhandledKeys lists, sorted, the keywords of one property of one version that changed and
+// that no validation judges; children are compared as properties of their own.
+func unhandledKeys(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition, version, property string) []string {
+	find := func(crd *apiextensionsv1.CustomResourceDefinition) map[string]*apiextensionsv1.JSONSchemaProps {
+		for _, v := range crd.Spec.Versions {
+			if v.Name == version && v.Schema != nil {
+				return validations.FlattenCRDVersion(v)
+			}
+		}
+		return nil
+	}
+	diff, ok := validations.FlattenedCRDVersionDiff(find(oldCRD), find(newCRD))[property]
+	if !ok {
+		return nil
+	}
+	asMap := func(p *apiextensionsv1.JSONSchemaProps) map[string]any {
+		m := map[string]any{}
+		if data, err := json.Marshal(p); err == nil {
+			_ = json.Unmarshal(data, &m)
+		}
+		return m
+	}
+	a, b := asMap(diff.Old), asMap(diff.New)
+	var keys []string
+	for _, m := range []map[string]any{a, b} {
+		for k := range m {
+			if !judgedKeys[k] && !reflect.DeepEqual(a[k], b[k]) && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // gate splits the violations into those the allow list does not cover (failures) and reports

@@ -89,6 +89,13 @@ func TestGateCatchesEachRule(t *testing.T) {
 			s.Properties["replicas"] = p
 			setSpecProps(c, s)
 		}},
+		{name: "unhandled change of a keyword the exception does not list", rule: "unhandled", path: "^.spec.image", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+			s := specProps(c)
+			p := s.Properties["image"]
+			p.Format = "uri"
+			s.Properties["image"] = p
+			setSpecProps(c, s)
+		}},
 		{name: "tighter maxLength on an allow-listed field", rule: "maxLength", path: "^.spec.image", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 			s := specProps(c)
 			p := s.Properties["image"]
