@@ -58,7 +58,9 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, port, err := net.SplitHostPort(catalogAddress)
 	Expect(err).NotTo(HaveOccurred())
-	run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port)
+	// --pprof-addr= turns off opm's startup profiler, which otherwise listens on the fixed
+	// localhost:6060 and makes opm exit when another opm serve on the machine holds it.
+	run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port, "--pprof-addr=")
 	Eventually(func() error {
 		c, err := net.Dial("tcp", catalogAddress)
 		if err == nil {
