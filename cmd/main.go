@@ -46,7 +46,7 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false,
 		"Elect a leader, so that of several replicas only one reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election Lease; needed when running outside a cluster.")
+		"Namespace of the leader election Lease; default: $POD_NAMESPACE, else the service account's namespace in a cluster.")
 	flag.BoolVar(&http2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 rapid reset, CVE-2023-44487).")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
@@ -97,7 +97,7 @@ func main() {
 		HealthProbeBindAddress:        probeAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "myapp-operator.example.com",
-		LeaderElectionNamespace:       leaderElectionNamespace,
+		LeaderElectionNamespace:       controller.LeaseNamespace(leaderElectionNamespace),
 		LeaderElectionReleaseOnCancel: true, // the process exits right after the manager stops
 		GracefulShutdownTimeout:       ptr(30 * time.Second),
 	})
