@@ -300,6 +300,7 @@ e2e-run:
 
 # The OLM install test: OLM's operators and `opm serve` of catalog/ on a local cluster of its own.
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
+OLM_FLAGS ?=
 .PHONY: test-olm
 test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
@@ -310,7 +311,7 @@ olm-run:
 	$(KUBECTL_LOCAL) apply --server-side -f "$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds"
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
-		go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
+		go test ./test/olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's

@@ -71,7 +71,7 @@ var _ = BeforeSuite(func() {
 
 // run starts a process that lives until the suite (or the spec that started it) ends, logging
 // to the cluster's log folder. env overrides the test's environment.
-func run(name, bin string, env []string, args ...string) {
+func run(name, bin string, env []string, args ...string) *utils.Process {
 	p, err := utils.StartProcess(name, filepath.Join(logDir, "olm-test-"+name+".log"), bin,
 		append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...)
 	Expect(err).NotTo(HaveOccurred())
@@ -80,4 +80,5 @@ func run(name, bin string, env []string, args ...string) {
 		p.Signal(os.Kill)
 		<-p.Exited()
 	})
+	return p
 }
