@@ -301,8 +301,18 @@ e2e-run:
 # The OLM install test: OLM's operators and `opm serve` of catalog/ on a local cluster of its own.
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
 OLM_FLAGS ?=
+# The source of 0.2.0 as released (its bundle is releases/0.2.0's, byte for byte): the upgrade
+# test runs that manager under 0.2.0's CSV, so that MyApps are served before, through and
+# after OLM's upgrade to 0.3.0. Built from git history, once per commit.
+PREVIOUS_VERSION := 0.2.0
+PREVIOUS_VERSION_COMMIT := 1148bd98d84963519d75a641936b2764f7eedd7e
+PREVIOUS_MANAGER := $(LOCALBIN)/manager-v$(PREVIOUS_VERSION)-$(PREVIOUS_VERSION_COMMIT)
+$(PREVIOUS_MANAGER): | $(LOCALBIN)
+	@echo "Building the $(PREVIOUS_VERSION) manager from commit $(PREVIOUS_VERSION_COMMIT) (once)"
+	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(PREVIOUS_VERSION_COMMIT) | tar -x -C "$$src" && \
+		(cd "$$src" && go build -o $@ ./cmd/main.go)
 .PHONY: test-olm
-test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
+test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(PREVIOUS_MANAGER) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -311,7 +321,7 @@ olm-run:
 	$(KUBECTL_LOCAL) apply --server-side -f "$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds"
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
-		go test ./test/olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
+		E2E_PREVIOUS_MANAGER=$(PREVIOUS_MANAGER) go test ./test/olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's

@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -8,9 +9,12 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
 const (
@@ -51,7 +55,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		})).To(Succeed())
 	})
 
-	It("OwnNamespace: installs 0.2.0, upgrades to 0.3.0 along the channel, and acts in its own namespace only", func() {
+	It("OwnNamespace: installs 0.2.0, upgrades to 0.3.0 along the channel with MyApps served throughout, and acts in its own namespace only", func() {
 		m := ownNamespace
 		m.create()
 		// Manual approval starting at 0.2.0, so that the test drives each step of the upgrade.
@@ -71,6 +75,28 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		Expect(m.can("delete", "apps", "deployments", m.installNS)).To(BeFalse(), "0.2.0 never deletes Deployments")
 		Expect(m.can("get", "", "secrets", m.installNS)).To(BeFalse(), "the operator never reads Secrets")
 
+		By("serving MyApps with the 0.2.0 manager, run with 0.2.0's permissions")
+		previous := m.startManager(previousManagerBin, "0.2.0")
+		apps := map[string]int32{"shop": 3, "blog": 1}
+		for name, replicas := range apps {
+			Expect(k8s.Create(ctx, &examplev1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: name},
+				Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(replicas)},
+			})).To(Succeed())
+		}
+		for name, replicas := range apps {
+			Eventually(func(g Gomega) {
+				app := &examplev1.MyApp{}
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, app)).To(Succeed())
+				g.Expect(meta.IsStatusConditionTrue(app.Status.Conditions, examplev1.ConditionReady)).To(BeTrue(), "%+v", app.Status)
+				g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
+			}).Should(Succeed(), "MyApp %s under 0.2.0", name)
+		}
+		served := watchServed(m.installNS, "shop", "blog")
+		// OLM's rollout replaces the 0.2.0 pod with the 0.3.0 one; here the old process stops
+		// before the upgrade and the new one starts after it, while the apps' pods keep serving.
+		m.stopManager(previous)
+
 		By("upgrading to 0.3.0, the next version in the channel, approved by hand")
 		started = time.Now()
 		m.approveAndComplete(nextCSV)
@@ -84,7 +110,31 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.expectScope()
 
 		By("running the manager with nothing but the permissions OLM granted from the CSV")
-		m.expectServes()
+		m.expectServes(func() {
+			By("bringing 0.2.0's MyApps to Ready under 0.3.0, on 0.3.0's pod selector, served throughout")
+			for name, replicas := range apps {
+				Eventually(func(g Gomega) {
+					app := &examplev1.MyApp{}
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, app)).To(Succeed())
+					ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
+					g.Expect(ready).NotTo(BeNil())
+					g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+					g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+					g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
+					d := &appsv1.Deployment{}
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, d)).To(Succeed())
+					g.Expect(d.Spec.Selector.MatchLabels).To(HaveKey("myapp.example.com/name"), "the selector 0.3.0 migrates to")
+					rs := &appsv1.ReplicaSetList{}
+					g.Expect(k8s.List(ctx, rs, client.InNamespace(m.installNS), client.MatchingLabels{appLabel: name})).To(Succeed())
+					g.Expect(rs.Items).To(HaveLen(1), "0.2.0's ReplicaSet is removed once the new pods run")
+				}).Should(Succeed(), "MyApp %s under 0.3.0", name)
+			}
+			fewest := served.stop()
+			for name := range apps {
+				Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
+			}
+			AddReportEntry("fewest ready pods through the upgrade", fmt.Sprint(fewest))
+		})
 		m.uninstall()
 	})
 

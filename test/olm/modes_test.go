@@ -205,13 +205,12 @@ func (m installMode) can(verb, group, resource, ns string) bool {
 	return sar.Status.Allowed
 }
 
-// expectServes runs the manager as OLM's Deployment would, with nothing but the permissions
-// OLM granted: a MyApp in each namespace it works in gets Ready, and one outside its targets
-// is left alone. The simulated nodes run no containers, so the manager runs here, as the
-// CSV's service account (impersonated), with the environment the CSV's Deployment gives it:
-// the target namespaces OLM wrote into the pod's annotation as WATCH_NAMESPACE, and its own
-// namespace as POD_NAMESPACE, where its leader election Lease must appear.
-func (m installMode) expectServes() {
+// startManager runs a manager binary as OLM's Deployment would, with nothing but the
+// permissions OLM granted. The simulated nodes run no containers, so the manager runs here,
+// as the CSV's service account (impersonated), with the environment the CSV's Deployment gives
+// it: the target namespaces OLM wrote into the pod's annotation as WATCH_NAMESPACE, and its
+// own namespace as POD_NAMESPACE, where its leader election Lease must appear.
+func (m installMode) startManager(bin, version string) *utils.Process {
 	d := &appsv1.Deployment{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
 	watch := d.Spec.Template.Annotations["olm.targetNamespaces"]
@@ -226,10 +225,34 @@ func (m installMode) expectServes() {
 	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
 	metrics, err := utils.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	manager := run("manager-"+m.name, managerBin,
+	return run("manager-"+m.name+"-"+version, bin,
 		[]string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + watch, "POD_NAMESPACE=" + m.installNS},
-		"--leader-elect", "--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
+		"--leader-elect", "--leader-election-namespace="+leaseNamespaceFlag(version, m.installNS),
+		"--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
+}
 
+// leaseNamespaceFlag is empty for the current manager, which finds its namespace in
+// POD_NAMESPACE; 0.2.0 needs the flag outside a cluster.
+func leaseNamespaceFlag(version, ns string) string {
+	if version == "0.2.0" {
+		return ns
+	}
+	return ""
+}
+
+// stopManager stops a manager as the kubelet would, and fails if it was ever refused a request.
+func (m installMode) stopManager(manager *utils.Process) {
+	manager.Signal(os.Interrupt)
+	Eventually(manager.Exited()).WithTimeout(45 * time.Second).Should(BeClosed())
+	log, err := os.ReadFile(manager.Log)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.ToLower(string(log))).NotTo(ContainSubstring("forbidden"), "%s: see %s", m.name, manager.Log)
+}
+
+// expectServes runs the current manager: a MyApp in each namespace it works in gets Ready, and
+// one outside its targets is left alone. while, if given, runs while the manager is up.
+func (m installMode) expectServes(while ...func()) {
+	manager := m.startManager(managerBin, "current")
 	for _, ns := range append(slices.Clone(m.work), m.outside) {
 		if ns == "" {
 			continue
@@ -265,12 +288,10 @@ func (m installMode) expectServes() {
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment for the MyApp outside the targets")
 		}, 5*time.Second, 250*time.Millisecond).Should(Succeed(), "%s: the MyApp outside the targets, in %s", m.name, m.outside)
 	}
-
-	manager.Signal(os.Interrupt)
-	Eventually(manager.Exited()).WithTimeout(45 * time.Second).Should(BeClosed())
-	log, err := os.ReadFile(manager.Log)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(strings.ToLower(string(log))).NotTo(ContainSubstring("forbidden"), "%s: see %s", m.name, manager.Log)
+	for _, f := range while {
+		f()
+	}
+	m.stopManager(manager)
 }
 
 // uninstall removes the operator as an administrator would (Subscription, CSV, OperatorGroup)

@@ -22,13 +22,14 @@ import (
 )
 
 var (
-	k8s                client.Client
+	k8s                client.WithWatch
 	kubeconfig, logDir string
 	catalogAddress     string
 	catalogDir         = filepath.Join("..", "..", "catalog")
 	ctx                = context.Background()
 	olmBinDir, opmBin  string
 	managerBin         string
+	previousManagerBin string // the manager of 0.2.0, for the upgrade
 )
 
 func TestOLM(t *testing.T) {
@@ -38,9 +39,9 @@ func TestOLM(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
-	managerBin = os.Getenv("E2E_MANAGER")
-	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" {
-		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM and E2E_MANAGER are not set: run `make test-olm`")
+	managerBin, previousManagerBin = os.Getenv("E2E_MANAGER"), os.Getenv("E2E_PREVIOUS_MANAGER")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || previousManagerBin == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER and E2E_PREVIOUS_MANAGER are not set: run `make test-olm`")
 	}
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
