@@ -188,14 +188,20 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.uninstall()
 	})
 
-	It("MultiNamespace: acts in its two target namespaces only", func() {
+	It("MultiNamespace: upgrades from 0.2.0 with no one approving, and acts in its two target namespaces only", func() {
 		m := multiNamespace
 		m.create()
-		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
+		// Automatic approval from 0.2.0: OLM installs it, then upgrades along the channel by itself.
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
 		m.expectSucceeded(nextCSV)
 		m.expectOperatorDeployment(nextImage)
-		AddReportEntry("OLM install of 0.3.0, MultiNamespace", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectCSVGone(firstCSV)
+		plans := &operatorsv1alpha1.InstallPlanList{}
+		Expect(k8s.List(ctx, plans, client.InNamespace(m.installNS))).To(Succeed())
+		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(firstCSV))),
+			"0.2.0 was installed on the way")
+		AddReportEntry("OLM install of 0.2.0 and automatic upgrade to 0.3.0, MultiNamespace", time.Since(started).Round(100*time.Millisecond).String())
 		m.expectScope()
 		m.expectServes()
 		m.uninstall()

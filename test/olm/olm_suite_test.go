@@ -56,8 +56,14 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	_, port, err := net.SplitHostPort(catalogAddress)
 	Expect(err).NotTo(HaveOccurred())
-	run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port)
+	opm := run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port)
 	Eventually(func() error {
+		select {
+		case <-opm.Exited():
+			out, _ := os.ReadFile(opm.Log)
+			return StopTrying("opm serve exited: " + string(out))
+		default:
+		}
 		c, err := net.Dial("tcp", catalogAddress)
 		if err == nil {
 			_ = c.Close()
