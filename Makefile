@@ -345,8 +345,19 @@ e2e-run:
 # The OLM install test: OLM's operators and `opm serve` of the catalog (catalog-from-dirs) on a
 # local cluster of its own.
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
+OLM_FLAGS ?=
+# The source of 0.2.0 as released (its bundle is releases/0.2.0's, byte for byte): the upgrade
+# test runs that manager under 0.2.0's CSV, so that MyApps are served before, through and
+# after OLM's upgrade to 0.3.0. Built from git history, once per commit.
+PREVIOUS_VERSION := 0.2.0
+PREVIOUS_VERSION_COMMIT := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
+PREVIOUS_MANAGER := $(LOCALBIN)/manager-v$(PREVIOUS_VERSION)-$(PREVIOUS_VERSION_COMMIT)
+$(PREVIOUS_MANAGER): | $(LOCALBIN)
+	@echo "Building the $(PREVIOUS_VERSION) manager from commit $(PREVIOUS_VERSION_COMMIT) (once)"
+	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(PREVIOUS_VERSION_COMMIT) | tar -x -C "$$src" && \
+		(cd "$$src" && go build -o $@ ./cmd/main.go)
 .PHONY: test-olm
-test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
+test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(PREVIOUS_MANAGER) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -356,7 +367,8 @@ olm-run:
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
-		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
+		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_PREVIOUS_MANAGER=$(PREVIOUS_MANAGER) \
+		go test ./test/olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
@@ -366,28 +378,18 @@ olm-run:
 OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
-# The manager as released in 0.2.0 (the commit whose bundle/ is releases/0.2.0), run under
-# 0.2.0's permissions before the upgrade.
-RELEASE_0_2_0_COMMIT ?= fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
-MANAGER_0_2_0 ?= $(LOCALBIN)/manager-v0.2.0
 .PHONY: test-olmv1
-test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(PREVIOUS_MANAGER) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
 .PHONY: olmv1-run
 olmv1-run:
 	$(LOCALCLUSTER) up
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
-		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) \
+		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(PREVIOUS_MANAGER) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
 		go test ./test/olmv1/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
-
-$(MANAGER_0_2_0): | $(LOCALBIN)
-	rm -rf $@.src && mkdir -p $@.src
-	git archive $(RELEASE_0_2_0_COMMIT) | tar -x -C $@.src
-	cd $@.src && go build -o $@ ./cmd/main.go
-	rm -rf $@.src
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's
 # registry, deployed with kustomize onto the real node of a local cluster of its own, and a

@@ -47,7 +47,7 @@ func main() {
 	flag.BoolVar(&leaderElect, "leader-elect", false,
 		"Elect a leader, so that of several replicas only one reconciles.")
 	flag.StringVar(&leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election Lease; needed when running outside a cluster.")
+		"Namespace of the leader election Lease; default: $POD_NAMESPACE, else the service account's namespace in a cluster.")
 	flag.StringVar(&pprofAddr, "pprof-bind-address", "0",
 		"Address of the Go profiler (/debug/pprof/); 0 disables it. Serves without authentication: bind it to localhost.")
 	flag.BoolVar(&http2, "enable-http2", false,
@@ -101,7 +101,7 @@ func main() {
 		PprofBindAddress:              pprofAddr,
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              "myapp-operator.example.com",
-		LeaderElectionNamespace:       leaderElectionNamespace,
+		LeaderElectionNamespace:       controller.LeaseNamespace(leaderElectionNamespace),
 		LeaderElectionReleaseOnCancel: true, // the process exits right after the manager stops
 		GracefulShutdownTimeout:       ptr(30 * time.Second),
 		// client-go's event correlator remembers the last 4096 event keys, three times over

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -82,4 +83,72 @@ func TestManagerRBACIsLeast(t *testing.T) {
 			check(t, "clusterPermissions of "+p.ServiceAccountName, p.Rules)
 		}
 	})
+}
+
+// clusterScoped are the only resources the manager needs cluster-wide in every install mode:
+// the metrics endpoint's authentication and authorization filter creates them.
+var clusterScoped = map[string]bool{
+	"authentication.k8s.io/tokenreviews":        true,
+	"authorization.k8s.io/subjectaccessreviews": true,
+}
+
+// TestCSVPermissionsFollowInstallMode checks the split that makes each install mode least
+// privilege: OLM binds `clusterPermissions` cluster-wide whatever the OperatorGroup, and
+// `permissions` only in the operator's and the target namespaces (cluster-wide only for
+// AllNamespaces). So every namespaced rule must be under `permissions`, and
+// `clusterPermissions` must hold the cluster-scoped reviews and nothing else. `make deploy`
+// (config/rbac) keeps binding the manager's rules cluster-wide.
+func TestCSVPermissionsFollowInstallMode(t *testing.T) {
+	bundle, err := manifests.GetBundleFromDir(bundleDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := bundle.CSV.Spec.InstallStrategy.StrategySpec
+	resources := func(perms []v1alpha1.StrategyDeploymentPermissions) map[string]bool {
+		out := map[string]bool{}
+		for _, p := range perms {
+			for _, r := range p.Rules {
+				for _, g := range r.APIGroups {
+					for _, res := range r.Resources {
+						out[g+"/"+res] = true
+					}
+				}
+			}
+		}
+		return out
+	}
+	cluster, namespaced := resources(spec.ClusterPermissions), resources(spec.Permissions)
+	for res := range cluster {
+		if !clusterScoped[res] {
+			t.Errorf("clusterPermissions grant %s, a namespaced resource: OLM would grant it in every namespace", res)
+		}
+	}
+	for res := range clusterScoped {
+		if !cluster[res] {
+			t.Errorf("clusterPermissions lack %s, which the metrics filter creates", res)
+		}
+		if namespaced[res] {
+			t.Errorf("permissions grant %s, a cluster-scoped resource", res)
+		}
+	}
+	for _, res := range []string{"example.com/myapps", "example.com/myapps/status", "apps/deployments",
+		"/services", "autoscaling/horizontalpodautoscalers", "policy/poddisruptionbudgets", "/events",
+		"coordination.k8s.io/leases"} {
+		if !namespaced[res] {
+			t.Errorf("permissions lack %s, which the manager needs in its target namespaces", res)
+		}
+	}
+
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role_binding.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var binding rbacv1.ClusterRoleBinding
+	if err := yaml.Unmarshal(raw, &binding); err != nil {
+		t.Fatal(err)
+	}
+	if binding.Kind != "ClusterRoleBinding" || binding.RoleRef.Kind != "ClusterRole" || binding.RoleRef.Name != "manager-role" {
+		t.Errorf("config/rbac/role_binding.yaml: make deploy should bind manager-role cluster-wide, got a %s of %s %s",
+			binding.Kind, binding.RoleRef.Kind, binding.RoleRef.Name)
+	}
 }

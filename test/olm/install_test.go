@@ -1,201 +1,222 @@
 package olm
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
 )
 
 const (
 	pkg            = "myapp-operator"
-	installNS      = "myapp-system"
+	catalogName    = "myapp-operator-catalog"
 	operatorSA     = "myapp-operator-controller-manager"
 	operatorDeploy = "myapp-operator-controller-manager"
 	firstCSV       = "myapp-operator.v0.2.0"
 	nextCSV        = "myapp-operator.v0.3.0"
+	nextImage      = "example.com/myapp-operator:v0.3.0"
+)
+
+// The four install modes the CSV declares, installed one after another on one cluster, each
+// in namespaces of its own and uninstalled before the next. OLM refuses two installs of one
+// operator whose OperatorGroups overlap, and AllNamespaces overlaps everything, so they do not
+// run side by side.
+var (
+	ownNamespace = installMode{name: "OwnNamespace", installNS: "own-operator",
+		targets: []string{"own-operator"}, work: []string{"own-operator"}, outside: "own-outside"}
+	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
+		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
+	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
+		targets: []string{"multi-team-a", "multi-team-b"}, work: []string{"multi-team-a", "multi-team-b"}, outside: "multi-outside"}
+	allNamespaces = installMode{name: "AllNamespaces", installNS: "all-operator",
+		work: []string{"all-team"}}
 )
 
 var _ = Describe("The operator installed through OLM", Ordered, func() {
-	It("installs from the catalog, runs with its CSV's permissions, and upgrades along the channel", func() {
-		for _, ns := range []string{"olm", installNS} {
-			err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-			Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
-		}
+	BeforeAll(func() {
+		err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "olm"}})
+		Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
 		Expect(k8s.Create(ctx, &operatorsv1alpha1.CatalogSource{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "olm", Name: "myapp-operator-catalog"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "olm", Name: catalogName},
 			Spec: operatorsv1alpha1.CatalogSourceSpec{
 				SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: catalogAddress,
 				DisplayName: "MyApp Operator", Publisher: "Example",
 			},
 		})).To(Succeed())
-		Expect(k8s.Create(ctx, &operatorsv1.OperatorGroup{
-			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
-			Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: []string{installNS}},
-		})).To(Succeed())
-		// Manual approval starting at 0.2.0, so that the test drives each step of the upgrade.
-		Expect(k8s.Create(ctx, &operatorsv1alpha1.Subscription{
-			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: pkg},
-			Spec: &operatorsv1alpha1.SubscriptionSpec{
-				Package: pkg, Channel: "alpha", CatalogSource: "myapp-operator-catalog", CatalogSourceNamespace: "olm",
-				StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalManual,
-			},
-		})).To(Succeed())
+	})
 
-		By("installing 0.2.0 through an InstallPlan")
+	It("OwnNamespace: installs 0.2.0, upgrades to 0.3.0 along the channel with MyApps served throughout, and acts in its own namespace only", func() {
+		m := ownNamespace
+		m.create()
+		// Manual approval starting at 0.2.0, so that the test drives each step of the upgrade.
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
+
+		By("installing 0.2.0 through an InstallPlan approved by hand")
 		started := time.Now()
-		approveAndComplete(firstCSV)
-		expectSucceeded(firstCSV)
-		expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
+		m.approveAndComplete(firstCSV)
+		m.expectSucceeded(firstCSV)
+		m.expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
 		AddReportEntry("OLM install of 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
-		By("granting the operator's service account exactly what the CSV asks for")
-		Expect(can("patch", "apps", "deployments", installNS)).To(BeTrue())
-		Expect(can("watch", "example.com", "myapps", installNS)).To(BeTrue())
-		Expect(can("patch", "example.com", "myapps/status", installNS)).To(BeTrue())
-		Expect(can("delete", "apps", "deployments", installNS)).To(BeFalse(), "0.2.0 never deletes Deployments")
-		Expect(can("get", "", "secrets", installNS)).To(BeFalse(), "the operator never reads Secrets")
+		By("granting 0.2.0's service account what its CSV asks for")
+		Expect(m.can("patch", "apps", "deployments", m.installNS)).To(BeTrue())
+		Expect(m.can("watch", "example.com", "myapps", m.installNS)).To(BeTrue())
+		Expect(m.can("patch", "example.com", "myapps/status", m.installNS)).To(BeTrue())
+		Expect(m.can("delete", "apps", "deployments", m.installNS)).To(BeFalse(), "0.2.0 never deletes Deployments")
+		Expect(m.can("get", "", "secrets", m.installNS)).To(BeFalse(), "the operator never reads Secrets")
 
-		By("upgrading to 0.3.0, the next version in the channel")
+		By("serving MyApps with the 0.2.0 manager, run with 0.2.0's permissions")
+		previous := m.startManager(previousManagerBin, "0.2.0")
+		apps := map[string]int32{"shop": 3, "blog": 1}
+		for name, replicas := range apps {
+			Expect(k8s.Create(ctx, &examplev1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: name},
+				Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(replicas)},
+			})).To(Succeed())
+		}
+		for name, replicas := range apps {
+			Eventually(func(g Gomega) {
+				app := &examplev1.MyApp{}
+				g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, app)).To(Succeed())
+				g.Expect(meta.IsStatusConditionTrue(app.Status.Conditions, examplev1.ConditionReady)).To(BeTrue(), "%+v", app.Status)
+				g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
+			}).Should(Succeed(), "MyApp %s under 0.2.0", name)
+		}
+		served := watchServed(m.installNS, "shop", "blog")
+		// OLM's rollout replaces the 0.2.0 pod with the 0.3.0 one; here the old process stops
+		// before the upgrade and the new one starts after it, while the apps' pods keep serving.
+		m.stopManager(previous)
+
+		By("upgrading to 0.3.0, the next version in the channel, approved by hand")
 		started = time.Now()
-		approveAndComplete(nextCSV)
-		expectSucceeded(nextCSV)
-		expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: firstCSV}, &operatorsv1alpha1.ClusterServiceVersion{}))
-		}).Should(BeTrue(), "the replaced CSV should be removed")
+		m.approveAndComplete(nextCSV)
+		m.expectSucceeded(nextCSV)
+		m.expectOperatorDeployment(nextImage)
+		m.expectCSVGone(firstCSV)
 		AddReportEntry("OLM upgrade to 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
-		By("granting 0.3.0 what it newly needs: budgets, and replacing 0.2.0's Deployments")
-		Eventually(func() bool { return can("patch", "policy", "poddisruptionbudgets", installNS) }).Should(BeTrue())
-		Expect(can("delete", "apps", "deployments", installNS)).To(BeTrue())
-		Expect(can("list", "apps", "replicasets", installNS)).To(BeTrue())
-		Expect(can("get", "", "secrets", installNS)).To(BeFalse(), "the operator never reads Secrets")
+
+		By("granting 0.3.0 what it newly needs, in its own namespace, and nothing outside it")
+		// 0.2.0 asked for everything cluster-wide; OLM removes those grants with its CSV.
+		m.expectScope()
 
 		By("running the manager with nothing but the permissions OLM granted from the CSV")
-		// The simulated nodes run no containers, so the manager runs here, as the CSV's
-		// service account (impersonated), with the settings the CSV's Deployment gives it.
-		runManagerAs(operatorSA)
-		Expect(k8s.Create(ctx, &examplev1.MyApp{
-			ObjectMeta: metav1.ObjectMeta{Namespace: installNS, Name: "web"},
-			Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(2))},
-		})).To(Succeed())
+		m.expectServes(func() {
+			By("bringing 0.2.0's MyApps to Ready under 0.3.0, on 0.3.0's pod selector, served throughout")
+			for name, replicas := range apps {
+				Eventually(func(g Gomega) {
+					app := &examplev1.MyApp{}
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, app)).To(Succeed())
+					ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
+					g.Expect(ready).NotTo(BeNil())
+					g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+					g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+					g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
+					d := &appsv1.Deployment{}
+					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, d)).To(Succeed())
+					g.Expect(d.Spec.Selector.MatchLabels).To(HaveKey("myapp.example.com/name"), "the selector 0.3.0 migrates to")
+					rs := &appsv1.ReplicaSetList{}
+					g.Expect(k8s.List(ctx, rs, client.InNamespace(m.installNS), client.MatchingLabels{appLabel: name})).To(Succeed())
+					g.Expect(rs.Items).To(HaveLen(1), "0.2.0's ReplicaSet is removed once the new pods run")
+				}).Should(Succeed(), "MyApp %s under 0.3.0", name)
+			}
+			fewest := served.stop()
+			for name := range apps {
+				Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
+			}
+			AddReportEntry("fewest ready pods through the upgrade", fmt.Sprint(fewest))
+		})
+		m.uninstall()
+	})
+
+	It("SingleNamespace: acts in its one target namespace and honours the Subscription's config", func() {
+		m := singleNamespace
+		m.create()
+		// Automatic approval: OLM installs the channel head without anyone approving it.
+		config := &operatorsv1alpha1.SubscriptionConfig{
+			Env: []corev1.EnvVar{{Name: "MYAPP_SUBSCRIPTION_SETTING", Value: "from-subscription"}},
+			Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("150m"), corev1.ResourceMemory: resource.MustParse("96Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("640Mi")},
+			},
+			// One of the local cluster's two simulated nodes, so that the pod's placement shows it.
+			NodeSelector: map[string]string{"kubernetes.io/hostname": "kwok-node-1"},
+			Tolerations: []corev1.Toleration{{Key: "example.com/dedicated", Operator: corev1.TolerationOpEqual,
+				Value: "operators", Effect: corev1.TaintEffectNoSchedule}},
+		}
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic, Config: config})
+		started := time.Now()
+		m.expectSucceeded(nextCSV)
+		m.expectOperatorDeployment(nextImage)
+		AddReportEntry("OLM install of 0.3.0, SingleNamespace", time.Since(started).Round(100*time.Millisecond).String())
+
+		By("passing the Subscription's env, resources, nodeSelector and tolerations to the manager's pod")
 		Eventually(func(g Gomega) {
-			app := &examplev1.MyApp{}
-			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: "web"}, app)).To(Succeed())
-			ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
-			g.Expect(ready).NotTo(BeNil())
-			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
-			g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(m.installNS),
+				client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(1))
+			pod := pods.Items[0]
+			g.Expect(pod.Spec.NodeSelector).To(Equal(config.NodeSelector))
+			g.Expect(pod.Spec.NodeName).To(Equal("kwok-node-1"), "scheduled where the Subscription's nodeSelector says")
+			g.Expect(pod.Spec.Tolerations).To(ContainElement(config.Tolerations[0]))
+			manager := container(g, pod.Spec.Containers, "manager")
+			g.Expect(manager.Env).To(ContainElement(config.Env[0]))
+			g.Expect(manager.Env).To(ContainElement(HaveField("Name", "WATCH_NAMESPACE")), "OLM's env is merged, not replaced")
+			g.Expect(manager.Resources.Requests).To(Equal(config.Resources.Requests))
+			g.Expect(manager.Resources.Limits).To(Equal(config.Resources.Limits))
+			g.Expect(pod.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodReady), HaveField("Status", corev1.ConditionTrue))))
 		}).Should(Succeed())
-		log, err := os.ReadFile(managerLog)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(strings.ToLower(string(log))).NotTo(ContainSubstring("forbidden"))
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
+		Expect(d.Spec.Template.Spec.NodeSelector).To(Equal(config.NodeSelector))
+
+		By("granting the rules in the target namespace, leases in its own, and nothing elsewhere")
+		m.expectScope()
+		By("reconciling MyApps in the target namespace only")
+		m.expectServes()
+		m.uninstall()
+	})
+
+	It("MultiNamespace: upgrades from 0.2.0 with no one approving, and acts in its two target namespaces only", func() {
+		m := multiNamespace
+		m.create()
+		// Automatic approval from 0.2.0: OLM installs it, then upgrades along the channel by itself.
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
+		started := time.Now()
+		m.expectSucceeded(nextCSV)
+		m.expectOperatorDeployment(nextImage)
+		m.expectCSVGone(firstCSV)
+		plans := &operatorsv1alpha1.InstallPlanList{}
+		Expect(k8s.List(ctx, plans, client.InNamespace(m.installNS))).To(Succeed())
+		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(firstCSV))),
+			"0.2.0 was installed on the way")
+		AddReportEntry("OLM install of 0.2.0 and automatic upgrade to 0.3.0, MultiNamespace", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectScope()
+		m.expectServes()
+		m.uninstall()
+	})
+
+	It("AllNamespaces: acts in every namespace, and still never reads Secrets", func() {
+		m := allNamespaces
+		m.create()
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
+		started := time.Now()
+		m.expectSucceeded(nextCSV)
+		m.expectOperatorDeployment(nextImage)
+		AddReportEntry("OLM install of 0.3.0, AllNamespaces", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectScope()
+		m.expectServes()
+		m.uninstall()
 	})
 })
-
-// managerLog is where runManagerAs writes the manager's output.
-var managerLog string
-
-// runManagerAs starts the manager binary against the cluster as the given service account of
-// the install namespace, watching the OperatorGroup's target namespace, as OLM's Deployment
-// would run it.
-func runManagerAs(sa string) {
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	for _, auth := range cfg.AuthInfos {
-		auth.Impersonate = "system:serviceaccount:" + installNS + ":" + sa
-		auth.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + installNS, "system:authenticated"}
-	}
-	impersonating := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
-	metrics, err := utils.FreeLoopbackAddr()
-	Expect(err).NotTo(HaveOccurred())
-	managerLog = filepath.Join(logDir, "olm-test-manager.log")
-	run("manager", managerBin, []string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + installNS},
-		"--leader-elect", "--leader-election-namespace="+installNS,
-		"--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// approveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
-// and waits until OLM has executed it.
-func approveAndComplete(csv string) {
-	var plan operatorsv1alpha1.InstallPlan
-	Eventually(func(g Gomega) {
-		sub := &operatorsv1alpha1.Subscription{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: pkg}, sub)).To(Succeed())
-		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil())
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
-		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
-	}).Should(Succeed())
-	if !plan.Spec.Approved {
-		// A merge patch carries no resourceVersion, so OLM's own writes to the plan in between
-		// cannot make the approval conflict.
-		approved := plan.DeepCopy()
-		approved.Spec.Approved = true
-		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
-	}
-	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
-		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
-		return plan.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
-}
-
-func expectSucceeded(csv string) {
-	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
-		c := &operatorsv1alpha1.ClusterServiceVersion{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: csv}, c)).To(Succeed())
-		return c.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
-}
-
-// expectOperatorDeployment checks the Deployment OLM made from the CSV: the version's image,
-// the operator's service account, and the target namespaces handed to the manager.
-func expectOperatorDeployment(image string) {
-	Eventually(func(g Gomega) {
-		d := &appsv1.Deployment{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: installNS, Name: operatorDeploy}, d)).To(Succeed())
-		g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(operatorSA))
-		i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "manager" })
-		g.Expect(i).NotTo(Equal(-1))
-		g.Expect(d.Spec.Template.Spec.Containers[i].Image).To(Equal(image))
-		g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("olm.targetNamespaces", installNS))
-		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1))
-	}).Should(Succeed())
-}
-
-// can asks the API server whether the operator's service account may do verb on a resource.
-func can(verb, group, resource, ns string) bool {
-	subresource := ""
-	if i := slices.Index([]byte(resource), '/'); i >= 0 {
-		resource, subresource = resource[:i], resource[i+1:]
-	}
-	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:   "system:serviceaccount:" + installNS + ":" + operatorSA,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + installNS},
-		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: subresource,
-		},
-	}}
-	Expect(k8s.Create(ctx, sar)).To(Succeed())
-	return sar.Status.Allowed
-}

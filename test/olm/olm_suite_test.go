@@ -22,13 +22,14 @@ import (
 )
 
 var (
-	k8s                client.Client
+	k8s                client.WithWatch
 	kubeconfig, logDir string
 	catalogAddress     string
 	catalogDir         string
 	ctx                = context.Background()
 	olmBinDir, opmBin  string
 	managerBin         string
+	previousManagerBin string // the manager of 0.2.0, for the upgrade
 )
 
 func TestOLM(t *testing.T) {
@@ -38,12 +39,12 @@ func TestOLM(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
-	managerBin = os.Getenv("E2E_MANAGER")
+	managerBin, previousManagerBin = os.Getenv("E2E_MANAGER"), os.Getenv("E2E_PREVIOUS_MANAGER")
 	// catalog/ names its bundles by image, which OLM would unpack with a Job that simulated
 	// nodes cannot run: make test-olm renders the same catalog from the bundle directories.
 	catalogDir = os.Getenv("E2E_CATALOG_DIR")
-	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || catalogDir == "" {
-		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER and E2E_CATALOG_DIR are not set: run `make test-olm`")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || previousManagerBin == "" || catalogDir == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER, E2E_PREVIOUS_MANAGER and E2E_CATALOG_DIR are not set: run `make test-olm`")
 	}
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
@@ -60,8 +61,14 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	// --pprof-addr= turns off opm's startup profiler, which otherwise listens on the fixed
 	// localhost:6060 and makes opm exit when another opm serve on the machine holds it.
-	run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port, "--pprof-addr=")
+	opm := run("opm-serve", opmBin, nil, "serve", catalogDir, "-p", port, "--pprof-addr=")
 	Eventually(func() error {
+		select {
+		case <-opm.Exited():
+			out, _ := os.ReadFile(opm.Log)
+			return StopTrying("opm serve exited: " + string(out))
+		default:
+		}
 		c, err := net.Dial("tcp", catalogAddress)
 		if err == nil {
 			_ = c.Close()
@@ -76,7 +83,7 @@ var _ = BeforeSuite(func() {
 
 // run starts a process that lives until the suite (or the spec that started it) ends, logging
 // to the cluster's log folder. env overrides the test's environment.
-func run(name, bin string, env []string, args ...string) {
+func run(name, bin string, env []string, args ...string) *utils.Process {
 	p, err := utils.StartProcess(name, filepath.Join(logDir, "olm-test-"+name+".log"), bin,
 		append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...)
 	Expect(err).NotTo(HaveOccurred())
@@ -85,4 +92,5 @@ func run(name, bin string, env []string, args ...string) {
 		p.Signal(os.Kill)
 		<-p.Exited()
 	})
+	return p
 }

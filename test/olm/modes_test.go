@@ -1,0 +1,346 @@
+package olm
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
+)
+
+// installMode is one way of installing the operator: the namespace its Subscription and
+// OperatorGroup live in, the OperatorGroup's target namespaces (none: all namespaces), the
+// namespaces where the test expects it to act, and one where it must not (none for
+// AllNamespaces).
+type installMode struct {
+	name, installNS string
+	targets, work   []string
+	outside         string
+}
+
+// namespaces lists every namespace of the mode.
+func (m installMode) namespaces() []string {
+	out := append([]string{m.installNS}, m.work...)
+	if m.outside != "" {
+		out = append(out, m.outside)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sa is the operator's service account as the API server names it.
+func (m installMode) sa() string {
+	return "system:serviceaccount:" + m.installNS + ":" + operatorSA
+}
+
+// create makes the mode's namespaces and its OperatorGroup.
+func (m installMode) create() {
+	for _, ns := range m.namespaces() {
+		Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	}
+	Expect(k8s.Create(ctx, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg},
+		Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: m.targets},
+	})).To(Succeed())
+	Eventually(func(g Gomega) {
+		og := &operatorsv1.OperatorGroup{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: pkg}, og)).To(Succeed())
+		want := m.targets
+		if len(want) == 0 {
+			want = []string{corev1.NamespaceAll}
+		}
+		g.Expect(og.Status.Namespaces).To(ConsistOf(want), "OLM's reading of the OperatorGroup: %s", m.name)
+	}).Should(Succeed())
+}
+
+// subscribe subscribes to the package's alpha channel in the catalog, with the rest of spec.
+func (m installMode) subscribe(spec *operatorsv1alpha1.SubscriptionSpec) {
+	spec.Package, spec.Channel = pkg, "alpha"
+	spec.CatalogSource, spec.CatalogSourceNamespace = catalogName, "olm"
+	Expect(k8s.Create(ctx, &operatorsv1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg},
+		Spec:       spec,
+	})).To(Succeed())
+}
+
+// approveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
+// and waits until OLM has executed it.
+func (m installMode) approveAndComplete(csv string) {
+	var plan operatorsv1alpha1.InstallPlan
+	Eventually(func(g Gomega) {
+		sub := &operatorsv1alpha1.Subscription{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: pkg}, sub)).To(Succeed())
+		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil())
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
+		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
+	}).Should(Succeed())
+	if !plan.Spec.Approved {
+		// A merge patch carries no resourceVersion, so OLM's own writes to the plan in between
+		// cannot make the approval conflict.
+		approved := plan.DeepCopy()
+		approved.Spec.Approved = true
+		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
+	}
+	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
+		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
+		return plan.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
+}
+
+func (m installMode) expectSucceeded(csv string) {
+	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
+		c := &operatorsv1alpha1.ClusterServiceVersion{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: csv}, c)).To(Succeed())
+		g.Expect(c.Status.Phase).NotTo(Equal(operatorsv1alpha1.CSVPhaseFailed), "%s: %s", c.Status.Reason, c.Status.Message)
+		return c.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
+}
+
+func (m installMode) expectCSVGone(csv string) {
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}))
+	}).Should(BeTrue(), "the replaced CSV should be removed")
+}
+
+// expectOperatorDeployment checks the Deployment OLM made from the CSV: the version's image,
+// the operator's service account, and the target namespaces handed to the manager.
+func (m installMode) expectOperatorDeployment(image string) {
+	Eventually(func(g Gomega) {
+		d := &appsv1.Deployment{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
+		g.Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal(operatorSA))
+		g.Expect(container(g, d.Spec.Template.Spec.Containers, "manager").Image).To(Equal(image))
+		g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("olm.targetNamespaces", strings.Join(m.targets, ",")))
+		g.Expect(d.Status.AvailableReplicas).To(BeNumerically(">=", 1))
+	}).Should(Succeed())
+}
+
+// container finds a container by name.
+func container(g Gomega, containers []corev1.Container, name string) corev1.Container {
+	i := slices.IndexFunc(containers, func(c corev1.Container) bool { return c.Name == name })
+	g.Expect(i).NotTo(Equal(-1), "no container %s", name)
+	return containers[i]
+}
+
+// expectScope asks the API server (SubjectAccessReviews) what the operator's service account
+// may do: everything the manager needs in the namespaces it works in, leader election in its
+// own namespace, the metrics filter's reviews cluster-wide; nothing in a namespace outside
+// its targets, nothing cluster-wide unless installed for all namespaces, and never Secrets.
+// OLM grants a CSV's permissions in target namespaces and removes a replaced CSV's grants
+// after the CSV succeeded, so the answers are awaited.
+func (m installMode) expectScope() {
+	type access struct{ verb, group, resource string }
+	needed := []access{
+		{"watch", "example.com", "myapps"}, {"patch", "example.com", "myapps/status"},
+		{"update", "example.com", "myapps/finalizers"},
+		{"patch", "apps", "deployments"}, {"delete", "apps", "deployments"}, {"list", "apps", "replicasets"},
+		{"patch", "", "services"}, {"delete", "autoscaling", "horizontalpodautoscalers"},
+		{"patch", "policy", "poddisruptionbudgets"}, {"create", "", "events"},
+	}
+	secrets := []access{{"get", "", "secrets"}, {"list", "", "secrets"}, {"watch", "", "secrets"}}
+	Eventually(func(g Gomega) {
+		for _, ns := range m.work {
+			for _, a := range needed {
+				g.Expect(m.can(a.verb, a.group, a.resource, ns)).To(BeTrue(), "%s: %s %s/%s in target %s", m.name, a.verb, a.group, a.resource, ns)
+			}
+		}
+		for _, verb := range []string{"get", "create", "update"} {
+			g.Expect(m.can(verb, "coordination.k8s.io", "leases", m.installNS)).To(BeTrue(), "%s: %s leases in its own namespace", m.name, verb)
+		}
+		g.Expect(m.can("create", "authentication.k8s.io", "tokenreviews", "")).To(BeTrue())
+		g.Expect(m.can("create", "authorization.k8s.io", "subjectaccessreviews", "")).To(BeTrue())
+
+		if m.outside != "" {
+			for _, a := range append(needed, access{"get", "coordination.k8s.io", "leases"}) {
+				g.Expect(m.can(a.verb, a.group, a.resource, m.outside)).To(BeFalse(), "%s: %s %s/%s outside the targets, in %s", m.name, a.verb, a.group, a.resource, m.outside)
+			}
+			g.Expect(m.can("list", "example.com", "myapps", "")).To(BeFalse(), "%s: MyApps cluster-wide", m.name)
+			g.Expect(m.can("patch", "apps", "deployments", "kube-system")).To(BeFalse(), "%s: Deployments in kube-system", m.name)
+		} else {
+			g.Expect(m.can("list", "example.com", "myapps", "")).To(BeTrue(), "%s: MyApps cluster-wide", m.name)
+			g.Expect(m.can("patch", "apps", "deployments", "kube-system")).To(BeTrue(), "%s: every namespace", m.name)
+		}
+		for _, ns := range append(m.namespaces(), "kube-system", "") {
+			for _, a := range secrets {
+				g.Expect(m.can(a.verb, a.group, a.resource, ns)).To(BeFalse(), "%s: %s secrets in %q", m.name, a.verb, ns)
+			}
+		}
+	}).Should(Succeed())
+}
+
+// can asks the API server whether the operator's service account may do verb on a resource
+// in namespace ns ("" for cluster-wide).
+func (m installMode) can(verb, group, resource, ns string) bool {
+	subresource := ""
+	if i := strings.IndexByte(resource, '/'); i >= 0 {
+		resource, subresource = resource[:i], resource[i+1:]
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   m.sa(),
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + m.installNS},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: ns, Verb: verb, Group: group, Resource: resource, Subresource: subresource,
+		},
+	}}
+	Expect(k8s.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}
+
+// startManager runs a manager binary as OLM's Deployment would, with nothing but the
+// permissions OLM granted. The simulated nodes run no containers, so the manager runs here,
+// as the CSV's service account (impersonated), with the environment the CSV's Deployment gives
+// it: the target namespaces OLM wrote into the pod's annotation as WATCH_NAMESPACE, and its
+// own namespace as POD_NAMESPACE, where its leader election Lease must appear.
+func (m installMode) startManager(bin, version string) *utils.Process {
+	d := &appsv1.Deployment{}
+	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
+	watch := d.Spec.Template.Annotations["olm.targetNamespaces"]
+
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = m.sa()
+		auth.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + m.installNS, "system:authenticated"}
+	}
+	impersonating := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
+	metrics, err := utils.FreeLoopbackAddr()
+	Expect(err).NotTo(HaveOccurred())
+	return run("manager-"+m.name+"-"+version, bin,
+		[]string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + watch, "POD_NAMESPACE=" + m.installNS},
+		"--leader-elect", "--leader-election-namespace="+leaseNamespaceFlag(version, m.installNS),
+		"--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
+}
+
+// leaseNamespaceFlag is empty for the current manager, which finds its namespace in
+// POD_NAMESPACE; 0.2.0 needs the flag outside a cluster.
+func leaseNamespaceFlag(version, ns string) string {
+	if version == "0.2.0" {
+		return ns
+	}
+	return ""
+}
+
+// stopManager stops a manager as the kubelet would, and fails if it was ever refused a request.
+func (m installMode) stopManager(manager *utils.Process) {
+	manager.Signal(os.Interrupt)
+	Eventually(manager.Exited()).WithTimeout(45 * time.Second).Should(BeClosed())
+	log, err := os.ReadFile(manager.Log)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(strings.ToLower(string(log))).NotTo(ContainSubstring("forbidden"), "%s: see %s", m.name, manager.Log)
+}
+
+// expectServes runs the current manager: a MyApp in each namespace it works in gets Ready, and
+// one outside its targets is left alone. while, if given, runs while the manager is up.
+func (m installMode) expectServes(while ...func()) {
+	manager := m.startManager(managerBin, "current")
+	for _, ns := range append(slices.Clone(m.work), m.outside) {
+		if ns == "" {
+			continue
+		}
+		Expect(k8s.Create(ctx, &examplev1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(2))},
+		})).To(Succeed())
+	}
+	for _, ns := range m.work {
+		Eventually(func(g Gomega) {
+			app := &examplev1.MyApp{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, app)).To(Succeed())
+			ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+			g.Expect(app.Status.ReadyReplicas).To(Equal(int32(2)))
+		}).Should(Succeed(), "%s: the MyApp in target %s", m.name, ns)
+	}
+	Eventually(func(g Gomega) {
+		lease := &coordinationv1.Lease{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: "myapp-operator.example.com"}, lease)).To(Succeed())
+	}).Should(Succeed(), "the leader election lease in the operator's namespace")
+	if m.outside != "" {
+		// The targets' MyApps are Ready, so the manager is up and has listed its namespaces; a
+		// MyApp it would touch would have a status or a Deployment by now.
+		Consistently(func(g Gomega) {
+			app := &examplev1.MyApp{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.outside, Name: "web"}, app)).To(Succeed())
+			g.Expect(app.Status.Conditions).To(BeEmpty())
+			g.Expect(app.Status.ObservedGeneration).To(BeZero())
+			err := k8s.Get(ctx, client.ObjectKey{Namespace: m.outside, Name: "web"}, &appsv1.Deployment{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "a Deployment for the MyApp outside the targets")
+		}, 5*time.Second, 250*time.Millisecond).Should(Succeed(), "%s: the MyApp outside the targets, in %s", m.name, m.outside)
+	}
+	for _, f := range while {
+		f()
+	}
+	m.stopManager(manager)
+}
+
+// uninstall removes the operator as an administrator would (Subscription, CSV, OperatorGroup)
+// and the mode's namespaces, and waits until OLM has removed every grant it made, so that the
+// next mode starts from a clean cluster.
+func (m installMode) uninstall() {
+	By("uninstalling " + m.name)
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &operatorsv1alpha1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg}}))).To(Succeed())
+	Expect(client.IgnoreNotFound(k8s.DeleteAllOf(ctx, &operatorsv1alpha1.ClusterServiceVersion{}, client.InNamespace(m.installNS)))).To(Succeed())
+	Eventually(func(g Gomega) {
+		csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+		g.Expect(k8s.List(ctx, csvs)).To(Succeed())
+		for _, c := range csvs.Items {
+			g.Expect(c.Labels).NotTo(HaveKeyWithValue(operatorsv1alpha1.CopiedLabelKey, m.installNS), "copied CSV %s/%s", c.Namespace, c.Name)
+			g.Expect(c.Namespace).NotTo(Equal(m.installNS), "CSV %s", c.Name)
+		}
+	}).Should(Succeed())
+	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &operatorsv1.OperatorGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg}}))).To(Succeed())
+	for _, ns := range m.namespaces() {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
+	}
+	var dangling []string
+	Eventually(func(g Gomega) {
+		for _, ns := range m.namespaces() {
+			err := k8s.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still there", ns)
+		}
+		dangling = nil
+		bindings := &rbacv1.ClusterRoleBindingList{}
+		g.Expect(k8s.List(ctx, bindings)).To(Succeed())
+		for _, b := range bindings.Items {
+			if !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
+				return s.Kind == rbacv1.ServiceAccountKind && s.Namespace == m.installNS
+			}) {
+				continue
+			}
+			// OLM can leave a binding of a replaced CSV behind; it grants nothing once its
+			// ClusterRole is gone.
+			err := k8s.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, &rbacv1.ClusterRole{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(),
+				"ClusterRoleBinding %s still grants the operator's service account ClusterRole %s", b.Name, b.RoleRef.Name)
+			dangling = append(dangling, b.Name)
+		}
+	}).Should(Succeed())
+	if len(dangling) > 0 {
+		AddReportEntry(m.name+": ClusterRoleBindings OLM left behind, of ClusterRoles it removed", dangling)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
