@@ -84,13 +84,27 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
-FUZZTIME ?= 10s
+# The fuzz targets, as package:target. `go test` runs each on its seed corpus (and on the
+# inputs in the package's testdata/fuzz); make test fuzzes each for TEST_FUZZTIME more, make
+# fuzz for FUZZTIME.
+FUZZ_TARGETS := ./internal/desired:FuzzBuilders ./internal/desired:FuzzBuildersForAnyName \
+	./internal/status:FuzzCompute ./config/argocd:FuzzHealthOnAnyObject ./config/argocd:FuzzHealthAgreesWithKstatus
+TEST_FUZZTIME ?= 4s
+FUZZTIME ?= 2m
+# run-fuzz fuzzes every target for the given time: $(call run-fuzz,time).
+define run-fuzz
+for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
+endef
 .PHONY: test
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
 	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
-	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
+	$(call run-fuzz,$(TEST_FUZZTIME))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
+	$(call run-fuzz,$(FUZZTIME))
 
 .PHONY: test-all
 test-all: verify test test-e2e test-olm test-olmv1 test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node. What .ci/run runs.
