@@ -84,13 +84,27 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
-FUZZTIME ?= 10s
+# The fuzz targets, as package:target. `go test` runs each on its seed corpus (and on the
+# inputs in the package's testdata/fuzz); make test fuzzes each for TEST_FUZZTIME more, make
+# fuzz for FUZZTIME.
+FUZZ_TARGETS := ./internal/desired:FuzzBuilders ./internal/desired:FuzzBuildersForAnyName \
+	./internal/status:FuzzCompute ./config/argocd:FuzzHealthOnAnyObject ./config/argocd:FuzzHealthAgreesWithKstatus
+TEST_FUZZTIME ?= 4s
+FUZZTIME ?= 2m
+# run-fuzz fuzzes every target for the given time: $(call run-fuzz,time).
+define run-fuzz
+for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
+endef
 .PHONY: test
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
 	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
-	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
+	$(call run-fuzz,$(TEST_FUZZTIME))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
+	$(call run-fuzz,$(FUZZTIME))
 
 .PHONY: test-all
 test-all: verify test test-e2e test-olm test-olmv1 test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node. What .ci/run runs.
@@ -319,9 +333,13 @@ demo: ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
 
 # on-own-cluster runs a target against a local cluster kept in the given state folder and
 # tears that cluster down afterwards, whatever the target's outcome, which it returns:
-# $(call on-own-cluster,state-dir,target). E2E_KEEP=1 keeps the cluster and its logs.
+# $(call on-own-cluster,state-dir,target). When the target fails, the logs of every component
+# are first copied to $(TEST_LOGS)/<make target>-<UTC time>/ (hack/keep-logs.sh prints where,
+# and the end of the operator's log). E2E_KEEP=1 keeps the cluster and its logs in place.
+TEST_LOGS ?= $(CURDIR)/test-logs
 define on-own-cluster
 rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(1) $(2) || rc=$$?; \
+if [ $$rc != 0 ]; then hack/keep-logs.sh $(1) $(TEST_LOGS)/$@-$$(date -u +%Y%m%dT%H%M%SZ) $(KUBECTL) || true; fi; \
 if [ "$(E2E_KEEP)" != 1 ]; then $(LOCALBIN)/localcluster --state $(1) down; fi; exit $$rc
 endef
 
@@ -329,6 +347,8 @@ endef
 # and tear it down afterwards (E2E_KEEP=1 keeps it, with its logs, for a look).
 E2E_STATE ?= $(CURDIR)/.localcluster-e2e
 E2E_FLAGS ?=
+# The manager binary the end-to-end suite runs (make mutation-check passes broken ones).
+E2E_MANAGER ?= $(CURDIR)/bin/manager
 .PHONY: test-e2e
 test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## End-to-end tests on a fresh local cluster, the operator run as a separate process.
 	$(call on-own-cluster,$(E2E_STATE),e2e-run)
@@ -338,9 +358,22 @@ e2e-run:
 	$(LOCALCLUSTER) up
 	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
-	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(CURDIR)/bin/manager E2E_KUBECTL=$(KUBECTL) \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) \
 		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
+
+# make mutation-check (not in CI; see hack/mutation-check.sh): builds deliberately broken
+# managers (internal/controller/mutation.go) and runs the suites that must catch each one,
+# the envtest suite and a focused end-to-end story, on a cluster of its own. It fails if a
+# broken manager passes. MUTANTS="no-status hot-loop" runs some; SKIP_E2E=1 only envtest.
+MUTATION_STATE ?= $(CURDIR)/.localcluster-mutation
+.PHONY: mutation-check
+mutation-check: manifests $(ENVTEST_DEPS) $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## Show that the suites fail against deliberately broken managers (not in CI, ~10 min).
+	hack/mutation-check.sh
+
+.PHONY: mutation-e2e
+mutation-e2e:
+	$(call on-own-cluster,$(MUTATION_STATE),e2e-run)
 
 # The OLM install test: OLM's operators and `opm serve` of the catalog (catalog-from-dirs) on a
 # local cluster of its own.

@@ -90,53 +90,56 @@ func up(ctx context.Context, o Options) error {
 			address = a
 		}
 	}
-	ports, err := freePorts(3)
-	if err != nil {
-		return err
-	}
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	apiURL := fmt.Sprintf("https://%s:%d", address, ports[2])
-
 	certs, err := writePKI(filepath.Join(o.StateDir, "pki"), address, realNodeName)
 	if err != nil {
 		return fmt.Errorf("writing certificates: %w", err)
 	}
-	if err := start(o, "etcd", filepath.Join(o.BinDir, "etcd"),
-		"--name=local", "--data-dir="+filepath.Join(o.StateDir, "etcd"),
-		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=local="+peerURL, "--unsafe-no-fsync=true"); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, o, "etcd", func(ctx context.Context) (bool, error) {
+	var etcdURL string
+	if _, err := startOnFreePorts(ctx, o, "etcd", "127.0.0.1", 2, func(ports []int) error {
+		etcdURL = fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+		peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+		// A start that lost a port race may have begun a data folder naming that port.
+		if err := os.RemoveAll(filepath.Join(o.StateDir, "etcd")); err != nil {
+			return err
+		}
+		return start(o, "etcd", filepath.Join(o.BinDir, "etcd"),
+			"--name=local", "--data-dir="+filepath.Join(o.StateDir, "etcd"),
+			"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+			"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+			"--initial-cluster=local="+peerURL, "--unsafe-no-fsync=true")
+	}, func(ctx context.Context, _ []int) (bool, error) {
 		return httpOK(ctx, etcdURL+"/health"), nil
 	}); err != nil {
 		return err
 	}
 
-	if err := start(o, "kube-apiserver", filepath.Join(o.BinDir, "kube-apiserver"),
-		"--etcd-servers="+etcdURL,
-		"--bind-address="+address, "--advertise-address="+address, fmt.Sprintf("--secure-port=%d", ports[2]),
-		"--tls-cert-file="+certs.apiserverCert, "--tls-private-key-file="+certs.apiserverKey,
-		"--client-ca-file="+certs.caCert,
-		"--kubelet-client-certificate="+certs.adminCert, "--kubelet-client-key="+certs.adminKey,
-		"--kubelet-preferred-address-types=InternalIP,Hostname",
-		"--service-account-key-file="+certs.serviceAccountKey,
-		"--service-account-signing-key-file="+certs.serviceAccountKey,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-cluster-ip-range="+serviceCIDR,
-		"--authorization-mode=Node,RBAC", "--allow-privileged=true"); err != nil {
+	var apiURL string
+	var cs *kubernetes.Clientset
+	if _, err := startOnFreePorts(ctx, o, "kube-apiserver", "127.0.0.1", 1, func(ports []int) error {
+		apiURL = fmt.Sprintf("https://%s:%d", address, ports[0])
+		if err := start(o, "kube-apiserver", filepath.Join(o.BinDir, "kube-apiserver"),
+			"--etcd-servers="+etcdURL,
+			"--bind-address="+address, "--advertise-address="+address, fmt.Sprintf("--secure-port=%d", ports[0]),
+			"--tls-cert-file="+certs.apiserverCert, "--tls-private-key-file="+certs.apiserverKey,
+			"--client-ca-file="+certs.caCert,
+			"--kubelet-client-certificate="+certs.adminCert, "--kubelet-client-key="+certs.adminKey,
+			"--kubelet-preferred-address-types=InternalIP,Hostname",
+			"--service-account-key-file="+certs.serviceAccountKey,
+			"--service-account-signing-key-file="+certs.serviceAccountKey,
+			"--service-account-issuer=https://kubernetes.default.svc",
+			"--service-cluster-ip-range="+serviceCIDR,
+			"--authorization-mode=Node,RBAC", "--allow-privileged=true"); err != nil {
+			return err
+		}
+		if err := writeKubeconfig(kubeconfigPath(o), apiURL, "admin", certs.adminCert, certs.adminKey, certs.caCert); err != nil {
+			return err
+		}
+		var err error
+		cs, err = clientset(o)
 		return err
-	}
-	if err := writeKubeconfig(kubeconfigPath(o), apiURL, "admin", certs.adminCert, certs.adminKey, certs.caCert); err != nil {
-		return err
-	}
-	cs, err := clientset(o)
-	if err != nil {
-		return err
-	}
-	if err := waitFor(ctx, o, "kube-apiserver", func(ctx context.Context) (bool, error) {
+	}, func(ctx context.Context, _ []int) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		return err == nil && string(body) == "ok", nil
 	}); err != nil {
@@ -270,7 +273,12 @@ func waitFor(ctx context.Context, o Options, what string, cond wait.ConditionWit
 	return err
 }
 
+// httpOK tells whether a GET of url answers 200 within 2 s. The bound matters: a port taken
+// by another process may accept connections and never answer, and waitFor must go on
+// polling whether the component it waits for still runs.
 func httpOK(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false

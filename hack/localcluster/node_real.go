@@ -163,17 +163,13 @@ func (r *realNode) start(ctx context.Context, c *cluster) error {
 }
 
 func (r *realNode) startRegistry(ctx context.Context, certs pki) error {
-	ports, err := freePortsOn(nodeIP, 2)
-	if err != nil {
-		return err
-	}
-	addr, tlsAddr := fmt.Sprintf("%s:%d", nodeIP, ports[0]), fmt.Sprintf("%s:%d", nodeIP, ports[1])
-	if err := start(r.o, "registry", r.o.ImageTool, "registry", "--addr", addr,
-		"--tls-addr", tlsAddr, "--tls-cert", certs.registryCert, "--tls-key", certs.registryKey,
-		"--dir", filepath.Join(r.o.StateDir, "registry-blobs")); err != nil {
-		return err
-	}
-	if err := waitFor(ctx, r.o, "registry", func(ctx context.Context) (bool, error) {
+	var addr, tlsAddr string
+	if _, err := startOnFreePorts(ctx, r.o, "registry", nodeIP, 2, func(ports []int) error {
+		addr, tlsAddr = fmt.Sprintf("%s:%d", nodeIP, ports[0]), fmt.Sprintf("%s:%d", nodeIP, ports[1])
+		return start(r.o, "registry", r.o.ImageTool, "registry", "--addr", addr,
+			"--tls-addr", tlsAddr, "--tls-cert", certs.registryCert, "--tls-key", certs.registryKey,
+			"--dir", filepath.Join(r.o.StateDir, "registry-blobs"))
+	}, func(ctx context.Context, _ []int) (bool, error) {
 		return httpOK(ctx, "http://"+addr+"/v2/"), nil
 	}); err != nil {
 		return err

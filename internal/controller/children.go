@@ -62,6 +62,9 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	exists := inCache
 	live := kind.newObj()
 	created := false
+	if !inCache && mutantSkipsCreate(app) {
+		return existing, nil
+	}
 	if !inCache {
 		switch err := r.create(ctx, app.Namespace, name, cfg, live); {
 		case err == nil:
@@ -177,13 +180,13 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 	}
 	obj.SetNamespace(namespace)
 	obj.SetName(name)
-	return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(FieldOwner))
+	return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(mutantFieldOwner(FieldOwner)))
 }
 
 // apply server-side applies cfg with the operator's field owner, forced, and leaves in obj
 // the object the API server answered.
 func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
-	if err := r.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+	if err := r.Apply(ctx, cfg, client.FieldOwner(mutantFieldOwner(FieldOwner)), client.ForceOwnership); err != nil {
 		return err
 	}
 	return replaceFromApplied(cfg, obj)

@@ -196,9 +196,9 @@ func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Obse
 
 func (o *outcome) result() (ctrl.Result, error) {
 	if len(o.errs) > 0 {
-		return ctrl.Result{}, errors.Join(o.errs...)
+		return mutantResult(ctrl.Result{}, errors.Join(o.errs...))
 	}
-	return ctrl.Result{RequeueAfter: o.retryAfter}, nil
+	return mutantResult(ctrl.Result{RequeueAfter: o.retryAfter}, nil)
 }
 
 // patchStatus computes the status from the observation and writes it only if it changed. The
@@ -208,7 +208,7 @@ func (o *outcome) result() (ctrl.Result, error) {
 // this explains.
 func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed) error {
 	next := status.Compute(app, obs, metav1.Now())
-	if equality.Semantic.DeepEqual(app.Status, next) {
+	if mutantSkipsStatus() || equality.Semantic.DeepEqual(app.Status, next) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})

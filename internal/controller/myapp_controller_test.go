@@ -6,7 +6,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -341,8 +343,29 @@ var _ = Describe("A MyApp", func() {
 		reconciles := reconcileCount()
 		Consistently(versions, 3*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
 		Expect(reconcileCount()).To(BeNumerically(">", reconciles), "no reconcile ran in the window")
+		// At each resync (3 or 4 in the window, with jitter) every cached MyApp and child can
+		// each cause one reconcile; a reconciler that requeues every reconcile runs hundreds of
+		// times per MyApp (make mutation-check).
+		ran, bound := reconcileCount()-reconciles, 5*cachedObjects()
+		GinkgoWriter.Printf("reconciles in the steady-state window: %.0f (bound %d)\n", ran, bound)
+		Expect(ran).To(BeNumerically("<=", bound), "reconciles in a loop")
 	})
 })
+
+// cachedObjects counts what the manager's cache holds for the MyApp controller: every MyApp
+// and every child labelled as ours, in all namespaces.
+func cachedObjects() int {
+	n := 0
+	ours := client.MatchingLabels{desired.LabelManagedBy: desired.ManagedBy}
+	for _, list := range []client.ObjectList{&appsv1.DeploymentList{}, &corev1.ServiceList{},
+		&autoscalingv2.HorizontalPodAutoscalerList{}, &policyv1.PodDisruptionBudgetList{}} {
+		Expect(k8s.List(suiteCtx, list, ours)).To(Succeed())
+		n += meta.LenList(list)
+	}
+	apps := &examplev1.MyAppList{}
+	Expect(k8s.List(suiteCtx, apps)).To(Succeed())
+	return n + len(apps.Items)
+}
 
 // reconcileCount reads controller-runtime's count of reconciles of the MyApp controller.
 func reconcileCount() float64 {
