@@ -53,9 +53,14 @@ func (k *kwokBackend) start(ctx context.Context, c *cluster) error {
 	if err := os.WriteFile(stages, []byte(kwokStages), 0o644); err != nil {
 		return err
 	}
-	// Fake pod IPs come from a range no real pod uses.
+	// Fake pod IPs come from a range no real pod uses. The nodes' heartbeat is a Lease that
+	// kwok renews, as kubelets do: on a busy machine, with thousands of simulated pods, kwok's
+	// node status updates alone fell more than the controller manager's 2-minute grace apart
+	// (seen in make bench-scale's churn run), the node lifecycle controller then marked every
+	// pod not ready, and kwok never makes a pod ready again.
 	if err := start(k.o, "kwok", k.o.Kwok, "--kubeconfig="+kubeconfigPath(k.o), "--config="+stages,
 		"--manage-all-nodes=false", "--manage-nodes-with-label-selector="+kwokNodeLabel,
+		"--node-lease-duration-seconds=40",
 		"--node-port=0", "--cidr=10.250.0.1/16", "--node-ip=127.0.0.1"); err != nil {
 		return err
 	}

@@ -46,6 +46,7 @@ type churnResult struct {
 	FirstReady   time.Duration // from the first create until all N MyApps are Ready
 	ChurnReady   time.Duration // from the first image change until all N are Ready on it
 	ChurnPatches time.Duration // how long changing the N images took (part of ChurnReady)
+	Err          string        // why the run failed, if it did
 }
 
 func runChurn(ctx context.Context, opts options, managerBin string, n int) (res churnResult, err error) {

@@ -106,9 +106,14 @@ func run(opts options, out string) error {
 		rep.Results = append(rep.Results, res)
 	}
 	for _, n := range opts.Churn.Sizes {
+		// A churn run that fails is reported as such; the figures measured before stay.
 		res, err := runChurn(ctx, opts, bin, n)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			log.Printf("N=%d churn failed: %v", n, err)
+			res.Err = err.Error()
 		}
 		rep.Churn = append(rep.Churn, res)
 	}

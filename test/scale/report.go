@@ -174,9 +174,18 @@ func (rep report) churnTable(p func(string, ...any)) {
 	} {
 		p("| %s |", rw.figure)
 		for _, r := range rep.Churn {
+			if r.Err != "" && rw.figure != "simulated nodes (250 pods each)" {
+				p(" failed |")
+				continue
+			}
 			p(" %s |", rw.value(r))
 		}
 		p("\n")
+	}
+	for _, r := range rep.Churn {
+		if r.Err != "" {
+			p("\nN=%d failed: %s\n", r.N, r.Err)
+		}
 	}
 	p("\n")
 }
