@@ -106,8 +106,8 @@ verify: manifests generate fmt bundle catalog check-operatorhub $(OPERATOR_SDK) 
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
 
-# The minimum Kubernetes version the bundle claims (the CSV's minKubeVersion, 1.30 since the
-# CRD's validation rules use CEL's ip() library, new in 1.30).
+# The minimum Kubernetes version the bundle claims: the CSV's minKubeVersion (1.30.0).
+# test/bundle checks the CRD's CEL rules hold it (their quantity() calls need 1.29 or later).
 MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml)
 # operator-sdk prints this deprecation notice for the operatorhub validator itself, whatever the bundle.
 OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
