@@ -15,6 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/example/myapp-operator/test/utils"
@@ -23,30 +26,18 @@ import (
 // The manager serves its metrics over HTTPS and lets through only a client that the API
 // server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview).
 // This story asks the real API server of the local cluster both questions, with tokens of
-// real service accounts minted by the TokenRequest API.
+// real service accounts minted by the TokenRequest API, and runs the manager as a service
+// account holding only config/rbac's metrics-auth-role, so that the role is proven enough.
 var _ = Describe("The metrics endpoint", Ordered, Serial, func() {
 	It("refuses unauthenticated and unauthorized scrapes and serves an authorized one", func() {
-		metricsURL := startSecureMetricsOperator("metrics-auth")
 		ns := newNamespace()
+		By("running the manager as a service account with config/rbac's metrics-auth-role and nothing else")
+		managerKubeconfig := kubeconfigAs(ns, "manager", "metrics_auth_role.yaml")
+		metricsURL := startSecureMetricsOperator("metrics-auth", managerKubeconfig)
 
 		By("creating config/rbac's metrics-reader ClusterRole, bound to one service account only")
-		reader := &rbacv1.ClusterRole{}
-		b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "metrics_reader_role.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(yaml.UnmarshalStrict(b, reader)).To(Succeed())
-		reader.ObjectMeta = metav1.ObjectMeta{Name: ns + "-" + reader.Name}
-		Expect(k8s.Create(ctx, reader)).To(Succeed())
-		DeferCleanup(func() { _ = k8s.Delete(ctx, reader) })
-		for _, name := range []string{"scraper", "stranger"} {
-			Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})).To(Succeed())
-		}
-		binding := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: ns + "-scraper"},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: reader.Name},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "scraper"}},
-		}
-		Expect(k8s.Create(ctx, binding)).To(Succeed())
-		DeferCleanup(func() { _ = k8s.Delete(ctx, binding) })
+		bindClusterRole(ns, "scraper", "metrics_reader_role.yaml")
+		Expect(k8s.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stranger"}})).To(Succeed())
 		scraper, stranger := serviceAccountToken(ns, "scraper"), serviceAccountToken(ns, "stranger")
 
 		By("refusing a scrape without a token: 401")
@@ -67,18 +58,59 @@ var _ = Describe("The metrics endpoint", Ordered, Serial, func() {
 })
 
 // startSecureMetricsOperator runs the manager with its metrics on HTTPS with authentication and
-// authorization (its defaults, as config/default deploys it) on a free loopback port, and
-// returns the metrics URL. It stops when the spec ends.
-func startSecureMetricsOperator(name string) string {
+// authorization (its defaults, as config/default deploys it) on a free loopback port, against
+// the given kubeconfig, and returns the metrics URL. It stops when the spec ends.
+func startSecureMetricsOperator(name, kubeconfig string) string {
 	addr, err := utils.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	startManager(name, "--metrics-bind-address="+addr)
+	startManagerWith(name, kubeconfig, "--metrics-bind-address="+addr)
 	return "https://" + addr + "/metrics"
+}
+
+// bindClusterRole creates a service account and a copy of a config/rbac ClusterRole (named
+// after the namespace, so that stories do not share it) bound to it, removed when the spec ends.
+func bindClusterRole(ns, account, roleFile string) {
+	Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, &corev1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: account}}))).To(Succeed())
+	role := &rbacv1.ClusterRole{}
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", roleFile))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(yaml.UnmarshalStrict(b, role)).To(Succeed())
+	role.ObjectMeta = metav1.ObjectMeta{Name: ns + "-" + role.Name}
+	Expect(k8s.Create(ctx, role)).To(Succeed())
+	DeferCleanup(func() { _ = k8s.Delete(ctx, role) })
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + account},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: account}},
+	}
+	Expect(k8s.Create(ctx, binding)).To(Succeed())
+	DeferCleanup(func() { _ = k8s.Delete(ctx, binding) })
+}
+
+// kubeconfigAs writes a kubeconfig that acts as a service account (impersonated by the
+// cluster's admin) which holds only the given config/rbac ClusterRole.
+func kubeconfigAs(ns, account, roleFile string) string {
+	bindClusterRole(ns, account, roleFile)
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = serviceaccount.MakeUsername(ns, account)
+		auth.ImpersonateGroups = serviceaccount.MakeGroupNames(ns)
+	}
+	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(clientcmd.WriteToFile(*cfg, path)).To(Succeed())
+	return path
 }
 
 // startManager runs the manager with leader election, no probes and the given flags, logging
 // to the cluster's logs folder. It stops when the spec ends.
 func startManager(name string, args ...string) *operator {
+	return startManagerWith(name, kubeconfig, args...)
+}
+
+// startManagerWith is startManager against the given kubeconfig.
+func startManagerWith(name, kubeconfig string, args ...string) *operator {
 	p, err := utils.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
 		[]string{"KUBECONFIG=" + kubeconfig},
 		append([]string{"--leader-elect", "--leader-election-namespace=default", "--health-probe-bind-address=0"}, args...)...)
