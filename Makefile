@@ -90,16 +90,17 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) 
 	SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	go test ./internal/desired -run '^$$' -fuzz '^FuzzBuilders$$' -fuzztime $(FUZZTIME)
 	cd hack/tools/image && go test ./...
+	cd hack/crdupgrade && go test ./...
 
 .PHONY: test-all
-test-all: verify test test-e2e test-olm test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM, real node. What .ci/run runs.
+test-all: verify test test-e2e test-olm test-olmv1 test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt bundle catalog check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
 	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
 	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
@@ -205,12 +206,44 @@ bundle-push: ## Push the bundle image.
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
 RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0
 
+# The published repository of the bundle images; catalog/ names each bundle by digest in it.
+BUNDLE_REPO ?= $(IMAGE_TAG_BASE)-bundle
+CATALOG_CHECK ?= $(LOCALBIN)/catalogcheck
+
 .PHONY: catalog
-catalog: $(OPM) ## Render the file-based catalog (catalog/) from bundle/ and the released bundles, and validate it.
+catalog: $(OPM) $(IMAGE_TOOL) catalogcheck ## Render the file-based catalog (catalog/) from the bundle images of bundle/ and the released bundles, by digest; validate it and its upgrade graph.
 	mkdir -p catalog/myapp-operator
-	{ cat hack/catalog/package.yaml; for b in $(RELEASED_BUNDLES) $(BUNDLE_DIR); do $(OPM) render ./$$b -o yaml; done; } \
-		> catalog/myapp-operator/catalog.yaml
+	@# Bundle images built reproducibly and pushed to a throw-away registry on a free loopback
+	@# port, rendered from there by digest, then named by BUNDLE_REPO: no network needed.
+	{ cat hack/catalog/package.yaml; hack/catalog/render-images.sh $(IMAGE_TOOL) $(OPM) $(BUNDLE_REPO) $(RELEASED_BUNDLES) $(BUNDLE_DIR); } \
+		> catalog/myapp-operator/catalog.yaml.tmp && mv catalog/myapp-operator/catalog.yaml.tmp catalog/myapp-operator/catalog.yaml
 	$(OPM) validate catalog
+	$(CATALOG_CHECK) catalog
+
+# OLM v0 unpacks a bundle that names an image with a Job, which cannot run on simulated nodes;
+# make test-olm serves this copy, rendered from the bundle directories (no images, the
+# manifests embedded), with the same package and channel.
+.PHONY: catalog-from-dirs
+catalog-from-dirs: $(OPM)
+	rm -rf $(CATALOG_DIRS_OUT) && mkdir -p $(CATALOG_DIRS_OUT)/myapp-operator
+	{ cat hack/catalog/package.yaml; for b in $(RELEASED_BUNDLES) $(BUNDLE_DIR); do $(OPM) render ./$$b -o yaml; done; } \
+		> $(CATALOG_DIRS_OUT)/myapp-operator/catalog.yaml
+	$(OPM) validate $(CATALOG_DIRS_OUT)
+
+# The CRD upgrade-safety gate: OLM v1's rules (sigs.k8s.io/crdify, configured as OLM v1's
+# preflight) between the CRD of the previous release and the current one, with the reviewed
+# exceptions of that upgrade (hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml).
+PREVIOUS_RELEASE ?= 0.2.0
+CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
+.PHONY: crd-upgrade-check
+crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from releases/PREVIOUS_RELEASE that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
+	cd hack/crdupgrade && go build -o $(CRDUPGRADE) .
+	$(CRDUPGRADE) -old releases/$(PREVIOUS_RELEASE)/manifests/example.com_myapps.yaml \
+		-new config/crd/bases/example.com_myapps.yaml -exceptions hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml
+
+.PHONY: catalogcheck
+catalogcheck: | $(LOCALBIN)
+	go build -o $(CATALOG_CHECK) ./hack/catalogcheck
 	rm -f catalog.Dockerfile && $(OPM) generate dockerfile catalog -i quay.io/operator-framework/opm:$(OPM_VERSION) -b quay.io/operator-framework/opm:$(OPM_VERSION)
 
 .PHONY: catalog-build
@@ -276,9 +309,20 @@ cluster-down: localcluster ## Stop the local cluster and the operator, and remov
 cluster-status: localcluster ## Report every local cluster component; fails if one has crashed.
 	$(LOCALCLUSTER) status
 
+# What the demo runs, and nothing else: the CRD is committed, so no code generator; kubectl's
+# own kustomize applies it. The builds are independent and run side by side (-j): on a cold
+# machine that overlaps module downloads and links with compiling.
+DEMO_DEPS := $(CLUSTER_DEPS) localcluster manager
+
+.PHONY: manager
+manager: | $(LOCALBIN) ## Build the manager binary alone (no generation, fmt or vet; make build does those).
+	go build -o bin/manager ./cmd
+
 .PHONY: demo
-demo: manifests cluster-up build $(KUSTOMIZE) ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
-	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
+demo: ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
+	@$(MAKE) --no-print-directory -j4 $(DEMO_DEPS)
+	$(LOCALCLUSTER) up
+	$(KUBECTL_LOCAL) apply --server-side -k config/crd
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
 	$(LOCALCLUSTER) --operator bin/manager start-operator -- $(OPERATOR_ARGS)
 	$(KUBECTL_LOCAL) apply --server-side -f config/samples/example_v1_myapp.yaml
@@ -315,7 +359,8 @@ e2e-run:
 		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 
-# The OLM install test: OLM's operators and `opm serve` of catalog/ on a local cluster of its own.
+# The OLM install test: OLM's operators and `opm serve` of the catalog (catalog-from-dirs) on a
+# local cluster of its own.
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
 .PHONY: test-olm
 test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) ## Install the operator from catalog/ through OLM on a local cluster, then upgrade it.
@@ -326,9 +371,40 @@ olm-run:
 	$(LOCALCLUSTER) up
 	$(KUBECTL_LOCAL) apply --server-side -f "$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds"
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
+	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
-		go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
+		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs go test ./test/olm/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
+
+# The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
+# cluster against a local cluster of its own; the image tool's registry serves the catalog
+# image and the bundle images; a ClusterCatalog and a ClusterExtension (config/olmv1) install
+# 0.2.0 and upgrade it to 0.3.0.
+OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
+OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
+OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
+# The manager as released in 0.2.0 (the commit whose bundle/ is releases/0.2.0), run under
+# 0.2.0's permissions before the upgrade.
+RELEASE_0_2_0_COMMIT ?= fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
+MANAGER_0_2_0 ?= $(LOCALBIN)/manager-v0.2.0
+.PHONY: test-olmv1
+test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
+
+.PHONY: olmv1-run
+olmv1-run:
+	$(LOCALCLUSTER) up
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
+		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) \
+		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
+		go test ./test/olmv1/ -v -count=1 -timeout 15m -ginkgo.v
+	$(LOCALCLUSTER) status
+
+$(MANAGER_0_2_0): | $(LOCALBIN)
+	rm -rf $@.src && mkdir -p $@.src
+	git archive $(RELEASE_0_2_0_COMMIT) | tar -x -C $@.src
+	cd $@.src && go build -o $@ ./cmd/main.go
+	rm -rf $@.src
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's
 # registry, deployed with kustomize onto the real node of a local cluster of its own, and a
@@ -413,6 +489,10 @@ SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
 $(OPERATOR_SDK): | $(LOCALBIN)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp \
 		-ldflags "-X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)")
+# OLM v1: operator-controller and catalogd, one folder per version.
+$(OLMV1_BIN)/operator-controller: | $(LOCALBIN)
+	$(call go-build-tool,olmv1,$(OLMV1_BIN)/,github.com/operator-framework/operator-controller/cmd/operator-controller \
+		github.com/operator-framework/operator-controller/cmd/catalogd,-tags containers_image_openpgp)
 $(SCORECARD_TEST): | $(LOCALBIN)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
 $(OPM): | $(LOCALBIN)
@@ -427,13 +507,18 @@ $(K8S_BIN)/etcd:
 K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
 	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
 	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
-# One go build for all of them: they share most of their packages, and it links them side by
-# side. kubelet and kube-proxy run the real node (NODE=real).
-K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
+# One go build for the control plane: its binaries share most of their packages, and it links
+# them side by side. kubelet and kube-proxy run only the real node (NODE=real), so they are a
+# second go build, which reuses every package the first compiled.
+K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubectl
+K8S_NODE_BINARIES := kubelet kube-proxy
 $(addprefix $(K8S_BIN)/,$(K8S_BINARIES)) &:
 	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
 	mkdir -p $(K8S_BIN)
 	cd hack/tools/kubernetes && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES))
+$(addprefix $(K8S_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserver
+	@echo "Building $(K8S_NODE_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
+	cd hack/tools/kubernetes && go build -ldflags "$(K8S_VERSION_LDFLAGS)" -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_NODE_BINARIES))
 # The image tool (hack/tools/image: images from static binaries, and the registry) and the
 # sandbox image's program; both are ours, so they rebuild when their source changes.
 $(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
@@ -443,7 +528,7 @@ $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
 
 ##@ Benchmarks
 
-BENCH_SCALE_FLAGS ?= -n 100,1000
+BENCH_SCALE_FLAGS ?= -n 100,1000 -churn 100,1000
 .PHONY: bench-scale
-bench-scale: manifests $(ENVTEST_DEPS) ## Scale benchmark: N MyApps on envtest against the raw write speed; writes docs/benchmarks.md.
-	go run ./test/scale $(BENCH_SCALE_FLAGS)
+bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/benchmarks.md.
+	go run ./test/scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)

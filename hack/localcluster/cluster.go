@@ -17,7 +17,7 @@ import (
 )
 
 const (
-	serviceCIDR    = "10.96.0.0/24"
+	serviceCIDR    = "10.96.0.0/16"
 	firstServiceIP = "10.96.0.1"
 	// unstartableImage never becomes ready on the simulated nodes (see kwok-stages.yaml):
 	// tests use it for an application that cannot start.

@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,13 +46,13 @@ type childKind[T client.Object, AC runtime.ApplyConfiguration] struct {
 // is something to say: a child in the cache that already carries, under our field manager,
 // exactly what cfg says is left alone, with no request at all. A hand edit of a field we
 // own moves that field to another manager, so the comparison sees it and the apply puts it
-// back. The cache holds only objects labelled as ours, so a child it does not hold is
-// looked up live before anything is applied: an object of that name that the MyApp does not
-// control is never touched.
+// back. The cache holds only objects labelled as ours; a child it does not hold is created
+// with an apply that only creates (see create), and only when an object of that name exists
+// is it looked up: an object of that name that the MyApp does not control is never touched.
 //
 // before, when set, runs before an apply over an existing child (the replica hand-over).
 func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
-	kind childKind[T, AC], cfg AC, before func(existing T) error) (T, error) {
+	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error) (T, error) {
 	name := nameOf(cfg)
 	existing := kind.newObj()
 	inCache, err := r.cachedChild(ctx, app, name, existing)
@@ -61,17 +60,19 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 		return existing, err
 	}
 	exists := inCache
+	live := kind.newObj()
+	created := false
 	if !inCache {
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, existing)
-		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return existing, fmt.Errorf("reading %s %s: %w", r.kindOf(existing), name, err)
-		default:
-			if err := r.checkOwner(app, existing); err != nil {
+		switch err := r.create(ctx, app.Namespace, name, cfg, live); {
+		case err == nil:
+			created = true
+		case apierrors.IsConflict(err):
+			// An object of that name exists: whose is it?
+			if exists, err = r.lookUp(ctx, app, name, existing); err != nil {
 				return existing, err
 			}
-			exists = true
+		default:
+			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
 		}
 	}
 
@@ -82,36 +83,101 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	if inCache && equality.Semantic.DeepEqual(owned, cfg) {
 		return existing, r.dropStaleRepairOwner(ctx, existing)
 	}
-	if exists && before != nil {
-		if err := before(existing); err != nil {
+	if !created {
+		if exists && before != nil {
+			if err := before(existing); err != nil {
+				return existing, err
+			}
+		}
+		if err := r.applyOver(ctx, existing, exists, cfg, live); err != nil {
 			return existing, err
-		}
-	}
-	live := kind.newObj()
-	if err := r.apply(ctx, cfg, live); err != nil {
-		if !apierrors.IsInvalid(err) || !exists {
-			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
-		}
-		repaired, rerr := r.repairListKeyClash(ctx, existing, cfg)
-		if rerr != nil {
-			log.FromContext(ctx).Info("Could not repair a hand-edited child", "kind", r.kindOf(existing), "name", name, "reason", rerr.Error())
-		}
-		if !repaired {
-			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
-		}
-		if err := r.apply(ctx, cfg, live); err != nil {
-			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
 		}
 	}
 	switch after, err := kind.extract(live, FieldOwner); {
 	case !exists:
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Created", "Created %s %s", r.kindOf(live), name)
+		ch.record(r, app, reasonCreated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Created child", "kind", r.kindOf(live), "name", name)
 	case err == nil && !equality.Semantic.DeepEqual(owned, after):
-		r.Recorder.Eventf(app, corev1.EventTypeNormal, "Updated", "Updated %s %s", r.kindOf(live), name)
+		ch.record(r, app, reasonUpdated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Updated child", "kind", r.kindOf(live), "name", name)
 	}
 	return live, r.dropStaleRepairOwner(ctx, live)
+}
+
+// applyOver applies cfg, forced, over the child (existing or not), leaving the stored object
+// in live. When a hand edit of a list item's key makes the apply invalid, the clashing item
+// is repaired and the apply tried once more.
+func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object, exists bool,
+	cfg runtime.ApplyConfiguration, live client.Object) error {
+	name := existing.GetName()
+	if name == "" {
+		name = nameOf(cfg)
+	}
+	err := r.apply(ctx, cfg, live)
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsInvalid(err) || !exists {
+		return &applyError{kind: r.kindOf(existing), name: name, err: err}
+	}
+	repaired, rerr := r.repairListKeyClash(ctx, existing, cfg)
+	if rerr != nil {
+		log.FromContext(ctx).Info("Could not repair a hand-edited child", "kind", r.kindOf(existing), "name", name, "reason", rerr.Error())
+	}
+	if !repaired {
+		return &applyError{kind: r.kindOf(existing), name: name, err: err}
+	}
+	if err := r.apply(ctx, cfg, live); err != nil {
+		return &applyError{kind: r.kindOf(existing), name: name, err: err}
+	}
+	return nil
+}
+
+// lookUp reads the object of the child's name from the API server and checks that the MyApp
+// controls it; it reports whether one exists.
+func (r *MyAppReconciler) lookUp(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading %s %s: %w", r.kindOf(obj), name, err)
+	}
+	return true, r.checkOwner(app, obj)
+}
+
+// createOnly is the resourceVersion that makes a server-side apply a create and nothing
+// else. The API server checks an apply's resourceVersion against the stored object's and
+// answers 409 Conflict when they differ, while it ignores it when there is no object to
+// check against and creates one. No stored object can carry "1": etcd starts at revision 1
+// with no keys, so every write, the first included, gets a later revision. (An apply that
+// would change nothing is answered with the stored object, unchecked; for an object that
+// already carries all cfg says, our controller reference included, that is the right
+// answer.) This is what lets a child be created without a look-up first.
+const createOnly = "1"
+
+// create applies cfg as a new object named name, leaving it, as stored, in obj. It fails
+// with a conflict when an object of that name exists.
+func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cfg runtime.ApplyConfiguration, obj client.Object) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return err
+	}
+	meta, ok := body["metadata"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("apply configuration of %s %s has no metadata", r.kindOf(obj), name)
+	}
+	meta["resourceVersion"] = createOnly
+	if raw, err = json.Marshal(body); err != nil {
+		return err
+	}
+	obj.SetNamespace(namespace)
+	obj.SetName(name)
+	return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(FieldOwner))
 }
 
 // apply server-side applies cfg with the operator's field owner, forced, and leaves in obj
@@ -153,7 +219,7 @@ func (r *MyAppReconciler) checkOwner(app *examplev1.MyApp, obj client.Object) er
 
 // deleteChild deletes the cached child if the MyApp controls it; a child the cache does not
 // hold is not ours to delete.
-func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, obj client.Object, name string) error {
+func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, ch *changes, obj client.Object, name string) error {
 	found, err := r.cachedChild(ctx, app, name, obj)
 	var notOwned *notOwnedError
 	var predecessor *predecessorError
@@ -168,7 +234,7 @@ func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp,
 	if client.IgnoreNotFound(err) != nil {
 		return &applyError{kind: kind, name: name, err: err}
 	}
-	r.Recorder.Eventf(app, corev1.EventTypeNormal, "Deleted", "Deleted %s %s", kind, name)
+	ch.record(r, app, reasonDeleted, kind, name)
 	return nil
 }
 

@@ -101,15 +101,24 @@ func rollOut(ns, name string) {
 
 // eventReasons lists the reasons of the events recorded on the MyApp.
 func eventReasons(g Gomega, app *examplev1.MyApp) []string {
-	list := &corev1.EventList{}
-	g.Expect(k8s.List(suiteCtx, list, client.InNamespace(app.Namespace))).To(Succeed())
 	var reasons []string
-	for _, e := range list.Items {
-		if e.InvolvedObject.UID == app.UID {
-			reasons = append(reasons, e.Reason)
-		}
+	for _, e := range eventsOf(g, app) {
+		reasons = append(reasons, e.Reason)
 	}
 	return reasons
+}
+
+// eventsOf lists the events recorded on the MyApp.
+func eventsOf(g Gomega, app *examplev1.MyApp) []corev1.Event {
+	list := &corev1.EventList{}
+	g.Expect(k8s.List(suiteCtx, list, client.InNamespace(app.Namespace))).To(Succeed())
+	var events []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.UID == app.UID {
+			events = append(events, e)
+		}
+	}
+	return events
 }
 
 // editContainerPort changes, as someone editing by hand would, the number of the first port

@@ -137,7 +137,7 @@ func (r *MyAppReconciler) finishMigration(ctx context.Context, app *examplev1.My
 			return &applyError{kind: "ReplicaSet", name: rs.Name, err: err}
 		}
 	}
-	if _, err := applyChild(ctx, r, app, serviceKind, desired.Service(app, false), nil); err != nil {
+	if _, err := applyChild(ctx, r, app, nil, serviceKind, desired.Service(app, false), nil); err != nil {
 		return err
 	}
 	obs.Waiting = nil

@@ -77,6 +77,7 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out)
+	out.changes.emit(r, app)
 	switch err := r.patchStatus(ctx, app, obs); {
 	case apierrors.IsConflict(err):
 		// The cached MyApp was older than the stored one; look again once the cache has it.
@@ -98,7 +99,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 
 	phase, legacy := r.migrationPhase(ctx, app)
 	migrating := phase != migrationNone
-	_, err = applyChild(ctx, r, app, serviceKind, desired.Service(app, migrating), nil)
+	_, err = applyChild(ctx, r, app, &out.changes, serviceKind, desired.Service(app, migrating), nil)
 	out.add(r, app, obs, err)
 	serviceApplied := err == nil
 
@@ -113,7 +114,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		if phase == migrationReplacing && desired.AutoscalingEnabled(app) {
 			out.add(r, app, obs, r.keepLegacyCount(ctx, app, deployment))
 		}
-		d, err := applyChild(ctx, r, app, deploymentKind, deployment, func(*appsv1.Deployment) error {
+		d, err := applyChild(ctx, r, app, &out.changes, deploymentKind, deployment, func(*appsv1.Deployment) error {
 			if deployment.Spec.Replicas == nil {
 				return r.holdReplicas(ctx, app)
 			}
@@ -134,19 +135,19 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	}
 
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
-		h, err := applyChild(ctx, r, app, autoscalerKind, want, nil)
+		h, err := applyChild(ctx, r, app, &out.changes, autoscalerKind, want, nil)
 		out.add(r, app, obs, err)
 		if metav1.IsControlledBy(h, app) {
 			obs.Autoscaler = h
 		}
 	} else {
-		out.add(r, app, obs, r.deleteChild(ctx, app, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
+		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
 	}
 	if want := desired.PodDisruptionBudget(app); want != nil {
-		_, err := applyChild(ctx, r, app, budgetKind, want, nil)
+		_, err := applyChild(ctx, r, app, &out.changes, budgetKind, want, nil)
 		out.add(r, app, obs, err)
 	} else {
-		out.add(r, app, obs, r.deleteChild(ctx, app, &policyv1.PodDisruptionBudget{}, app.Name))
+		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
 }
 
@@ -166,6 +167,7 @@ var (
 
 // outcome gathers what the children's reconciles met and decides how to retry.
 type outcome struct {
+	changes    changes
 	errs       []error
 	retryAfter time.Duration
 }

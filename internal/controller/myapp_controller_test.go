@@ -65,8 +65,10 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(a.Status.LastUpdateTime).NotTo(BeNil())
 		}).Should(Succeed())
 
-		By("recording events for what it created")
-		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Created"))
+		By("recording one event for what it created")
+		Eventually(func(g Gomega) []corev1.Event { return eventsOf(g, app) }).Should(ContainElement(And(
+			HaveField("Reason", "Created"), HaveField("Message", "Created Service web, Deployment web"), HaveField("Count", int32(1)))))
+		Expect(eventReasons(Default, app)).To(HaveEach("Created"))
 	})
 
 	It("reports Ready once its Deployment's status says the rollout is done", func() {

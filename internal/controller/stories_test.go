@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -52,6 +53,31 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 		Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 		Consistently(func() []string { return managerRequests.since(n, ns) }, 3*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
 		Expect(reconcileCount()).To(BeNumerically(">", reconciles), "no reconcile ran in the window")
+	})
+
+	It("creates a new MyApp's children without reading them first", func() {
+		n := managerRequests.count()
+		createMyApp(ns, "web", nil)
+		Eventually(func(g Gomega) {
+			g.Expect(getMyApp(ns, "web")(g).Status.ObservedGeneration).To(Equal(int64(1)))
+		}).Should(Succeed())
+		Eventually(getService(ns, "web")).Should(Not(BeNil()))
+
+		By("counting what the reconciles of the new MyApp sent: one apply per child, no read")
+		var reads, deploymentWrites, serviceWrites []string
+		for _, r := range managerRequests.since(n, ns) {
+			switch {
+			case strings.HasPrefix(r, "GET "):
+				reads = append(reads, r)
+			case strings.HasPrefix(r, "PATCH ") && strings.Contains(r, "/deployments/web?"):
+				deploymentWrites = append(deploymentWrites, r)
+			case strings.HasPrefix(r, "PATCH ") && strings.Contains(r, "/services/web?"):
+				serviceWrites = append(serviceWrites, r)
+			}
+		}
+		Expect(reads).To(BeEmpty())
+		Expect(deploymentWrites).To(HaveLen(1))
+		Expect(serviceWrites).To(HaveLen(1))
 	})
 
 	It("removes what the spec no longer asks for: env, resources, probes, a budget", func() {

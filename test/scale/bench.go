@@ -31,6 +31,8 @@ type options struct {
 	Poll          time.Duration // how often the API server's metrics are read while settling
 	SettleTimeout time.Duration
 	Manager       managerSettings
+	Profiles      string // folder for the manager's heap profiles; empty keeps none
+	Churn         churnOptions
 }
 
 // result is what one size measured.
@@ -148,8 +150,29 @@ func measureOperator(ctx context.Context, opts options, c *cluster, scraper *api
 		return err
 	}
 	res.Quiet = operatorDelta(settled.counts, after)
-	res.After, err = mgr.stats(ctx)
-	return err
+	if res.After, err = mgr.stats(ctx); err != nil {
+		return err
+	}
+	return saveProfiles(opts.Profiles, res)
+}
+
+// saveProfiles writes the heap profiles taken before the MyApps and after the quiet window.
+func saveProfiles(dir string, res *result) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, st := range map[string]managerStats{"before": res.Before, "after": res.After} {
+		path := filepath.Join(dir, fmt.Sprintf("heap-n%d-%s.pb.gz", res.N, name))
+		if err := os.WriteFile(path, st.HeapProfile, 0o644); err != nil {
+			return err
+		}
+	}
+	log.Printf("N=%d: heap profiles in %s (go tool pprof -base heap-n%d-before.pb.gz heap-n%d-after.pb.gz)",
+		res.N, dir, res.N, res.N)
+	return nil
 }
 
 // settledCounts are the operator's request counters once it stopped, and when they last

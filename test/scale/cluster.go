@@ -89,7 +89,11 @@ func (c *cluster) setUp(dir string) error {
 }
 
 func (c *cluster) createNamespace(ctx context.Context, name string) error {
-	return c.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	return createNamespace(ctx, c.admin, name)
+}
+
+func createNamespace(ctx context.Context, c client.Client, name string) error {
+	return c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
 func (c *cluster) stop() error { return c.env.Stop() }

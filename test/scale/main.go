@@ -30,7 +30,7 @@ func main() {
 		sizes string
 		out   string
 	)
-	flag.StringVar(&sizes, "n", "100,1000", "Comma-separated numbers of MyApps; each runs on a fresh envtest.")
+	flag.StringVar(&sizes, "n", "100,1000", "Comma-separated numbers of MyApps; each runs on a fresh envtest. Empty runs none (e.g. with -churn alone).")
 	flag.DurationVar(&opts.Quiet, "quiet", 70*time.Second,
 		"Window after settling in which no operator request is expected.")
 	flag.DurationVar(&opts.SettleQuiet, "settle-quiet", 3*time.Second,
@@ -45,13 +45,28 @@ func main() {
 		"Passed to the manager as --max-concurrent-reconciles; 0 keeps its default.")
 	flag.Float64Var(&opts.Manager.QPS, "qps", 0, "Passed to the manager as --kube-api-qps; 0 keeps its default.")
 	flag.IntVar(&opts.Manager.Burst, "burst", 0, "Passed to the manager as --kube-api-burst; 0 keeps its default.")
+	flag.StringVar(&opts.Profiles, "profiles", "",
+		"Folder to keep the manager's heap profiles in (before the MyApps, after the quiet window); empty keeps none.")
+	var churn string
+	flag.StringVar(&churn, "churn", "",
+		"Comma-separated numbers of MyApps for the churn run on the local cluster; empty skips it.")
+	flag.StringVar(&opts.Churn.LocalCluster, "localcluster", filepath.Join("bin", "localcluster"), "The local cluster program (make localcluster).")
+	flag.StringVar(&opts.Churn.K8sBin, "k8s-bin", "", "Folder of kube-apiserver, kube-controller-manager, kube-scheduler, etcd and kubectl, for -churn.")
+	flag.StringVar(&opts.Churn.Kwok, "kwok", "", "The kwok binary, for -churn.")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr))) // envtest's own messages
 
 	var err error
-	if opts.Sizes, err = parseSizes(sizes); err != nil {
-		log.Fatal(err)
+	if sizes != "" {
+		if opts.Sizes, err = parseSizes(sizes); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if churn != "" {
+		if opts.Churn.Sizes, err = parseSizes(churn); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if err := run(opts, out); err != nil {
 		log.Fatalf("bench-scale failed: %v", err)
@@ -62,7 +77,7 @@ func run(opts options, out string) error {
 	if _, err := os.Stat(filepath.Join("config", "crd", "bases")); err != nil {
 		return fmt.Errorf("run from the repository root (`make bench-scale`): %w", err)
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+	if len(opts.Sizes) > 0 && os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-scale`, which builds kube-apiserver and etcd")
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,6 +104,13 @@ func run(opts options, out string) error {
 			return err
 		}
 		rep.Results = append(rep.Results, res)
+	}
+	for _, n := range opts.Churn.Sizes {
+		res, err := runChurn(ctx, opts, bin, n)
+		if err != nil {
+			return err
+		}
+		rep.Churn = append(rep.Churn, res)
 	}
 	if len(rep.Results) > 0 {
 		rep.Machine.APIServer = rep.Results[0].APIServer

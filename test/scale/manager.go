@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +55,7 @@ type managerProcess struct {
 	exitErr    error
 	logPath    string
 	metricsURL string
+	heapURL    string // the profiler's heap profile, after a garbage collection
 	http       *http.Client
 }
 
@@ -61,6 +63,10 @@ type managerProcess struct {
 // free local port, with leader election and the health probes off.
 func startManager(bin, kubeconfig, logPath string, s managerSettings, env ...string) (*managerProcess, error) {
 	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pprofPort, err := freePort()
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +78,7 @@ func startManager(bin, kubeconfig, logPath string, s managerSettings, env ...str
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
 		"--metrics-secure=false",
 		"--health-probe-bind-address=0",
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(pprofPort),
 	}, s.args()...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)
@@ -83,6 +90,7 @@ func startManager(bin, kubeconfig, logPath string, s managerSettings, env ...str
 	m := &managerProcess{
 		cmd: cmd, exited: make(chan struct{}), logPath: logPath,
 		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", port),
+		heapURL:    fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap?gc=1", pprofPort),
 		http:       &http.Client{Timeout: 30 * time.Second},
 	}
 	go func() {
@@ -168,18 +176,28 @@ func (m *managerProcess) logTail() string {
 // managerStats are the manager's own figures at one moment.
 type managerStats struct {
 	HeapInuse, RSS  float64 // bytes
+	LiveHeap        float64 // bytes of heap reachable at a garbage collection forced just before
+	HeapProfile     []byte  // the heap profile written by that collection (pprof format)
 	Reconciles      float64 // controller_runtime_reconcile_total of the myapp controller
 	ReconcileErrors float64
 	ClientRequests  float64 // rest_client_requests_total: every request its clients sent
 }
 
+// stats forces a garbage collection in the manager (through its profiler, which collects
+// before it writes a heap profile) and then reads its metrics, so that go_gc_heap_live_bytes
+// is the heap still reachable now, without the garbage of the work just done.
 func (m *managerProcess) stats(ctx context.Context) (managerStats, error) {
+	var st managerStats
+	profile, err := m.heapProfile(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.HeapProfile = profile
 	samples, err := m.scrape(ctx, "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes",
-		"controller_runtime_reconcile_total", "rest_client_requests_total")
+		"go_gc_heap_live_bytes", "controller_runtime_reconcile_total", "rest_client_requests_total")
 	if err != nil {
 		return managerStats{}, err
 	}
-	var st managerStats
 	myapp := map[string]string{"controller": "myapp"}
 	errs := []error{}
 	get := func(dst *float64, name string, match map[string]string) {
@@ -188,12 +206,35 @@ func (m *managerProcess) stats(ctx context.Context) (managerStats, error) {
 		*dst = v
 	}
 	get(&st.HeapInuse, "go_memstats_heap_inuse_bytes", nil)
+	get(&st.LiveHeap, "go_gc_heap_live_bytes", nil)
 	get(&st.RSS, "process_resident_memory_bytes", nil)
 	get(&st.Reconciles, "controller_runtime_reconcile_total", myapp)
 	get(&st.ReconcileErrors, "controller_runtime_reconcile_total",
 		map[string]string{"controller": "myapp", "result": "error"})
 	get(&st.ClientRequests, "rest_client_requests_total", nil)
 	return st, errors.Join(errs...)
+}
+
+// heapProfile asks the manager's profiler for a heap profile, which runs a garbage
+// collection first.
+func (m *managerProcess) heapProfile(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.heapURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's heap profile: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's heap profile: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK || len(body) == 0 {
+		return nil, fmt.Errorf("reading the manager's heap profile: %s, %d bytes", resp.Status, len(body))
+	}
+	return body, nil
 }
 
 // busy tells whether the controller has work queued or in hand. The queue's depth gauge

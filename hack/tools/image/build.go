@@ -31,6 +31,7 @@ type imageSpec struct {
 	User       string // uid:gid
 	Env        []string
 	Labels     map[string]string
+	Arch       string // the architecture the config names; this machine's if empty
 }
 
 // fileSpec is a file of this machine and where it goes in the image, or a symbolic link.
@@ -108,6 +109,9 @@ func build(spec imageSpec) (v1.Image, error) {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", runtime.GOARCH
+	if spec.Arch != "" {
+		cf.Architecture = spec.Arch
+	}
 	cf.Created = v1.Time{Time: epoch}
 	cf.Config = v1.Config{
 		User:       spec.User,

@@ -2,8 +2,8 @@
 // the project's images can be built, pushed and pulled with no Docker engine.
 //
 //	image build --tag REF --add SRC:DEST [--add ...] [--entrypoint /manager] [--user 65532:65532]
-//	            [--link DEST=TARGET] [--label KEY=VALUE] [--output image.tar] [--push]
-//	image registry --addr HOST:PORT --dir DIR [--tls-addr HOST:PORT --tls-cert F --tls-key F]
+//	            [--link DEST=TARGET] [--label KEY=VALUE] [--arch amd64] [--output image.tar] [--push]
+//	image registry --addr HOST:PORT --dir DIR [--addr-file F] [--tls-addr HOST:PORT --tls-cert F --tls-key F]
 //
 // An image is one layer holding the given files plus the /etc/passwd, /etc/group, /tmp and
 // /home/nonroot that a distroless "static" base provides, so a binary built for such a base
@@ -60,6 +60,8 @@ func buildCommand(args []string) error {
 	fs.Var(&labels, "label", "KEY=VALUE, a label of the image (repeatable)")
 	fs.StringVar(&spec.Entrypoint, "entrypoint", "", "the program to run, e.g. /manager (arguments after it with commas); none if empty")
 	fs.StringVar(&spec.User, "user", "65532:65532", "the user and group the image runs as")
+	fs.StringVar(&spec.Arch, "arch", "", "the architecture the image declares (default: this machine's); e.g. amd64 for\n"+
+		"images of data, such as bundles, whose digest must not depend on the machine that builds them")
 	fs.Var(&env, "env", "NAME=VALUE for the image's environment (repeatable)")
 	fs.StringVar(&output, "output", "", "write the image to this tarball (docker load / ctr images import)")
 	fs.BoolVar(&push, "push", false, "push the image to the registry its tag names (plain HTTP for addresses on this machine)")
@@ -122,6 +124,7 @@ func registryCommand(args []string) error {
 	fs := flag.NewFlagSet("image registry", flag.ExitOnError)
 	addr := fs.String("addr", "127.0.0.1:5000", "address to serve plain HTTP on")
 	dir := fs.String("dir", "", "folder for the blobs (manifests stay in memory)")
+	addrFile := fs.String("addr-file", "", "once listening, write the plain HTTP address here (for --addr HOST:0, a free port)")
 	var tls tlsListener
 	fs.StringVar(&tls.addr, "tls-addr", "", "also serve the same images over HTTPS on this address")
 	fs.StringVar(&tls.cert, "tls-cert", "", "the HTTPS serving certificate")
@@ -133,5 +136,5 @@ func registryCommand(args []string) error {
 	if tls.addr != "" && (tls.cert == "" || tls.key == "") {
 		return fmt.Errorf("--tls-addr needs --tls-cert and --tls-key")
 	}
-	return serveRegistry(*addr, *dir, tls)
+	return serveRegistry(*addr, *addrFile, *dir, tls)
 }

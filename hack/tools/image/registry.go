@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,8 +19,10 @@ import (
 type tlsListener struct{ addr, cert, key string }
 
 // serveRegistry runs go-containerregistry's registry: blobs on disk under dir, manifests in
-// memory, so the images live as long as this process. It stops on SIGTERM or SIGINT.
-func serveRegistry(addr, dir string, tls tlsListener) error {
+// memory, so the images live as long as this process. It stops on SIGTERM or SIGINT. With
+// addrFile set, the address it listens on is written there once it listens, so a caller can
+// ask for port 0 and learn the free port it got.
+func serveRegistry(addr, addrFile, dir string, tls tlsListener) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -42,8 +45,21 @@ func serveRegistry(addr, dir string, tls tlsListener) error {
 		logger.Printf("registry serving HTTPS on %s", tls.addr)
 		go func() { errs <- tlsSrv.ListenAndServeTLS(tls.cert, tls.key) }()
 	}
-	logger.Printf("registry serving on %s, blobs in %s", addr, dir)
-	go func() { errs <- srv.ListenAndServe() }()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	logger.Printf("registry serving on %s, blobs in %s", ln.Addr(), dir)
+	if addrFile != "" {
+		// Written whole under another name, then renamed: a reader never sees half an address.
+		if err := os.WriteFile(addrFile+".tmp", []byte(ln.Addr().String()), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(addrFile+".tmp", addrFile); err != nil {
+			return err
+		}
+	}
+	go func() { errs <- srv.Serve(ln) }()
 	if err := <-errs; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
