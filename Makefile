@@ -96,8 +96,8 @@ define run-fuzz
 for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
 endef
 .PHONY: test
-test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
-	SCORECARD_TEST=$(SCORECARD_TEST) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
+test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
+	SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
 	$(call run-fuzz,$(TEST_FUZZTIME))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
@@ -114,12 +114,29 @@ bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt bundle catalog crd-upgrade-check $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
 	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
 	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
+
+# The minimum Kubernetes version the bundle claims: the CSV's minKubeVersion (1.30.0).
+# test/bundle checks the CRD's CEL rules hold it (their quantity() calls need 1.29 or later).
+MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml)
+# operator-sdk prints this deprecation notice for the operatorhub validator itself, whatever the bundle.
+OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
+.PHONY: check-operatorhub
+check-operatorhub: $(OPERATOR_SDK) ## The community-operators static checks: operatorhub and operatorframework validators (no warning), CSV fields, alm-examples, no NetworkPolicy.
+	@test -n "$(MIN_KUBE_VERSION)" || { echo "the CSV claims no minKubeVersion"; exit 1; }
+	@for sel in name=operatorhub suite=operatorframework; do \
+		echo "operator-sdk bundle validate ./$(BUNDLE_DIR) --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION)"; \
+		out=$$($(OPERATOR_SDK) bundle validate ./$(BUNDLE_DIR) --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION) 2>&1) \
+			|| { echo "$$out"; exit 1; }; echo "$$out"; \
+		if echo "$$out" | grep -E 'level=(warning|error)' | grep -vqF '$(OPERATORHUB_DEPRECATION)'; then \
+			echo "bundle validation ($$sel) reported problems"; exit 1; fi; \
+	done
+	go test ./test/bundle -count=1 -run '^TestOperatorHub'
 
 ##@ Build
 

@@ -14,6 +14,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"))
 
 		By("waiting until the manager's pod runs on the real node and passes its readiness probe")
+		var running corev1.Pod
 		Eventually(func(g Gomega) {
 			d := &appsv1.Deployment{}
 			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: operatorDeployment}, d)).To(Succeed())
@@ -58,7 +60,14 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 			g.Expect(cs.Image).To(Equal(managerImage))
 			g.Expect(cs.Ready).To(BeTrue())
 			g.Expect(cs.State.Running).NotTo(BeNil())
+			running = pod
 		}).Should(Succeed())
+
+		By("checking that it runs with a read-only root filesystem, and config/default's NetworkPolicies are there")
+		expectReadOnlyRoot(running)
+		policies := &networkingv1.NetworkPolicyList{}
+		Expect(k8s.List(ctx, policies, client.InNamespace(operatorNamespace))).To(Succeed())
+		Expect(policies.Items).NotTo(BeEmpty())
 
 		By("checking that the namespace really enforces the level: a privileged pod is refused")
 		privileged := &corev1.Pod{
