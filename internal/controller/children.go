@@ -139,14 +139,7 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 // lookUp reads the object of the child's name from the API server and checks that the MyApp
 // controls it; it reports whether one exists.
 func (r *MyAppReconciler) lookUp(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, obj)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading %s %s: %w", r.kindOf(obj), name, err)
-	}
-	return true, r.checkOwner(app, obj)
+	return r.readChild(ctx, r.APIReader, app, name, obj)
 }
 
 // createOnly is the resourceVersion that makes a server-side apply a create and nothing
@@ -196,7 +189,13 @@ func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfigurat
 // MyApp controls it. It reports whether the cache holds it; the cache holds only objects
 // labelled as ours.
 func (r *MyAppReconciler) cachedChild(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
-	err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, obj)
+	return r.readChild(ctx, r.Client, app, name, obj)
+}
+
+// readChild reads the object of that name from reader into obj and checks that the MyApp
+// controls it; it reports whether one exists.
+func (r *MyAppReconciler) readChild(ctx context.Context, reader client.Reader, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
+	err := reader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
