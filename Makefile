@@ -375,7 +375,7 @@ e2e-run:
 	$(LOCALCLUSTER) up
 	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
-	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) E2E_LOCALCLUSTER=$(LOCALBIN)/localcluster \
 		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 

@@ -12,6 +12,8 @@
 //     localcluster up              start the cluster (or reuse the running one)
 //     localcluster start-operator  (re)start the operator binary against it
 //     localcluster status          report every component; fails if one is down
+//     localcluster restart etcd|kube-apiserver  stop one component and start it again in
+//     place (same ports, same data), for fault tests
 //     localcluster registry        print host:port of a real node's image registry
 //     localcluster down            stop everything and remove the cluster's state, and with a
 //     real node everything it set up on this machine
@@ -59,7 +61,7 @@ func main() {
 	fs.IntVar(&o.Nodes, "nodes", -1, "number of simulated nodes (default 2 with --node=kwok, 0 with --node=real)")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|registry|registry-tls|start-operator [-- operator args]")
+		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|restart etcd|kube-apiserver|registry|registry-tls|start-operator [-- operator args]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -87,6 +89,12 @@ func main() {
 		err = down(o)
 	case "status":
 		err = status(o)
+	case "restart":
+		if len(rest) != 1 {
+			fs.Usage()
+			os.Exit(2)
+		}
+		err = restart(ctx, o, rest[0])
 	case "start-operator":
 		err = startOperator(ctx, o)
 	case "registry", "registry-tls":
