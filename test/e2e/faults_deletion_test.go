@@ -159,7 +159,7 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 		Eventually(func(g Gomega) {
 			g.Expect(countAll(g, ns, &appsv1.DeploymentList{}, "before")).To(BeZero())
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
-		Eventually(func() string { return logSince(op.Log, logSize) }).WithTimeout(2 * time.Minute).
+		Eventually(func() string { return logSince(op.Log, logSize) }).WithTimeout(2*time.Minute).
 			Should(ContainSubstring("myapps"), "the operator logs that it lost MyApps, see %s", op.Log)
 		Consistently(func(g Gomega) {
 			g.Expect(op.running()).To(BeTrue(), "the operator exited, see %s", op.Log)

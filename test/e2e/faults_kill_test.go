@@ -98,11 +98,12 @@ func (w *workload) create() {
 // autoscaling and disruption budget.
 func (w *workload) mutate(n int) {
 	for range n {
-		op := w.rng.Intn(6)
+		// Creates twice as likely as deletes, so that the namespace fills up over the story.
+		op := w.rng.Intn(7)
 		if len(w.names) < 3 {
 			op = 0
 		}
-		if op == 0 {
+		if op == 0 || op == 6 {
 			w.create()
 			continue
 		}
@@ -130,7 +131,7 @@ func (w *workload) mutate(n int) {
 				}
 				a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MinReplicas: ptr(int32(1)), MaxReplicas: ptr(int32(2))}
 			})
-		default:
+		case 5:
 			updateMyAppPatiently(w.ns, name, func(a *examplev1.MyApp) {
 				if a.Spec.PodDisruptionBudget != nil {
 					a.Spec.PodDisruptionBudget = nil

@@ -14,6 +14,8 @@ import (
 
 var _ = Describe("Faults: the control plane restarts under the operator", Ordered, Serial, func() {
 	It("converges 100 MyApps through an API server restart, then 100 updates through an etcd restart", func() {
+		// Convergence is judged by expectConverged (honest status, exact children), not by every
+		// pod being ready: see there why the simulated nodes' pods may stay NotReady.
 		// No leader election here: an outage longer than the renew deadline (10 s) makes a
 		// leader exit by design (the lease story proves that); this story proves that the
 		// clients and informers of a process that stays up reconnect.
@@ -44,7 +46,7 @@ var _ = Describe("Faults: the control plane restarts under the operator", Ordere
 			apps := &examplev1.MyAppList{}
 			g.Expect(k8s.List(ctx, apps, client.InNamespace(ns))).To(Succeed())
 			g.Expect(apps.Items).To(HaveLen(n))
-			expectExactChildren(g, ns)
+			expectConverged(g, ns)
 		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 
 		By("restarting etcd while the operator rolls out a new image to all 100")
@@ -73,7 +75,7 @@ var _ = Describe("Faults: the control plane restarts under the operator", Ordere
 			for _, a := range apps.Items {
 				g.Expect(a.Spec.Image).To(Equal("nginx:1.28"), a.Name)
 			}
-			expectExactChildren(g, ns)
+			expectConverged(g, ns)
 		}).WithTimeout(4 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		op.expectNoPanic()
 	})
