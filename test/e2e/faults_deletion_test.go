@@ -159,8 +159,10 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 		Eventually(func(g Gomega) {
 			g.Expect(countAll(g, ns, &appsv1.DeploymentList{}, "before")).To(BeZero())
 		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		// controller-runtime's informer logs each failed list of MyApps, with the type and why.
 		Eventually(func() string { return logSince(op.Log, logSize) }).WithTimeout(2*time.Minute).
-			Should(ContainSubstring("myapps"), "the operator logs that it lost MyApps, see %s", op.Log)
+			Should(And(ContainSubstring(`"type":"*v1.MyApp"`), ContainSubstring("the server could not find the requested resource")),
+				"the operator logs that MyApps are gone, see %s", op.Log)
 		Consistently(func(g Gomega) {
 			g.Expect(op.running()).To(BeTrue(), "the operator exited, see %s", op.Log)
 			g.Expect(op.probe(g, "/healthz")).To(Equal(http.StatusOK))
