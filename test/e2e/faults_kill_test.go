@@ -58,7 +58,9 @@ var _ = Describe("Faults: the operator is killed again and again", Ordered, Seri
 		By("starting the operator once more: every MyApp has exactly its children, Ready and current")
 		final := startOperatorWith("kill-final", operatorConfig{noLeaderElection: true})
 		Eventually(func(g Gomega) {
-			g.Expect(final.running()).To(BeTrue())
+			if !final.running() {
+				StopTrying("the operator exited, see " + final.Log).Now()
+			}
 			apps := &examplev1.MyAppList{}
 			g.Expect(k8s.List(ctx, apps, client.InNamespace(ns))).To(Succeed())
 			var got []string

@@ -42,7 +42,9 @@ var _ = Describe("Faults: the control plane restarts under the operator", Ordere
 		}
 		Eventually(restarted).WithTimeout(4 * time.Minute).Should(BeClosed())
 		Eventually(func(g Gomega) {
-			g.Expect(op.running()).To(BeTrue(), "the operator exited, see %s", op.Log)
+			if !op.running() {
+				StopTrying("the operator exited, see " + op.Log).Now()
+			}
 			apps := &examplev1.MyAppList{}
 			g.Expect(k8s.List(ctx, apps, client.InNamespace(ns))).To(Succeed())
 			g.Expect(apps.Items).To(HaveLen(n))
@@ -68,7 +70,9 @@ var _ = Describe("Faults: the control plane restarts under the operator", Ordere
 		}
 		Eventually(restarted).WithTimeout(4 * time.Minute).Should(BeClosed())
 		Eventually(func(g Gomega) {
-			g.Expect(op.running()).To(BeTrue(), "the operator exited, see %s", op.Log)
+			if !op.running() {
+				StopTrying("the operator exited, see " + op.Log).Now()
+			}
 			apps := &examplev1.MyAppList{}
 			g.Expect(k8s.List(ctx, apps, client.InNamespace(ns))).To(Succeed())
 			g.Expect(apps.Items).To(HaveLen(n))
