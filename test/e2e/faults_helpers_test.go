@@ -196,12 +196,6 @@ func checkChildren(g Gomega, ns string, wantReady bool) {
 	for i := range apps.Items {
 		a := &apps.Items[i]
 		byUID[a.UID] = a
-		ready := conditionOf(a, examplev1.ConditionReady)
-		if wantReady {
-			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s Ready: %s: %s", a.Name, ready.Reason, ready.Message)
-		}
-		g.Expect(ready.ObservedGeneration).To(Equal(a.Generation), a.Name)
-		g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation), a.Name)
 	}
 	owned := func(kind string, o client.Object) *examplev1.MyApp {
 		ref := metav1.GetControllerOf(o)
@@ -265,6 +259,16 @@ func checkChildren(g Gomega, ns string, wantReady bool) {
 		}
 		g.Expect(counts["HorizontalPodAutoscaler"][a.Name]).To(Equal(wantHPA), "autoscalers of %s", a.Name)
 		g.Expect(counts["PodDisruptionBudget"][a.Name]).To(Equal(wantPDB), "disruption budgets of %s", a.Name)
+	}
+	// Status last, so that a duplicate or an orphan is what a failure names first.
+	for i := range apps.Items {
+		a := &apps.Items[i]
+		ready := conditionOf(a, examplev1.ConditionReady)
+		if wantReady {
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s Ready: %s: %s", a.Name, ready.Reason, ready.Message)
+		}
+		g.Expect(ready.ObservedGeneration).To(Equal(a.Generation), a.Name)
+		g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation), a.Name)
 	}
 }
 
