@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 // The API server, not the operator, enforces the MyApp schema: these tests install the
@@ -103,7 +104,7 @@ func TestAdmissionRejects(t *testing.T) {
 		{"env-from-neither", `{"image":"nginx","env":[{"name":"A","valueFrom":{}}]}`, "spec.env[0].valueFrom", "exactly one"},
 		{"env-secret-bad-name", `{"image":"nginx","env":[{"name":"A","valueFrom":{"secretKeyRef":{"name":"Bad_Name","key":"k"}}}]}`, "spec.env[0].valueFrom.secretKeyRef.name", ""},
 		{"env-configmap-no-key", `{"image":"nginx","env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c"}}}]}`, "spec.env[0].valueFrom.configMapKeyRef.key", "Required"},
-		{"env-too-many", `{"image":"nginx","env":[` + manyEnv(101) + `]}`, "spec.env", "must have at most 100 items"},
+		{"env-too-many", `{"image":"nginx","env":[` + utils.ManyEnv(101) + `]}`, "spec.env", "must have at most 100 items"},
 		{"autoscaling-without-max", `{"image":"nginx","autoScaling":{"enabled":true}}`, "spec.autoScaling.maxReplicas", "required when autoscaling is enabled"},
 		{"autoscaling-min-over-max", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":5,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", "must not exceed maxReplicas"},
 		{"autoscaling-zero-min", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":0,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", ""},
@@ -169,45 +170,10 @@ func TestAdmissionRejects(t *testing.T) {
 }
 
 func TestAdmissionAcceptsAndDefaults(t *testing.T) {
-	cases := []struct{ name, spec string }{
-		{"minimal", `{"image":"nginx"}`},
-		// Everything 0.2.0 accepted stays valid.
-		{"full-0-2-0", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
-			"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1000m","memory":"512Mi"}},
-			"env":[{"name":"A","value":"1"},{"name":"B"},{"name":"my.var-x","valueFrom":{"configMapKeyRef":{"name":"cfg","key":"k.1"}}}],
-			"autoScaling":{"enabled":true,"minReplicas":2,"maxReplicas":2,"targetCPUUtilizationPercentage":50}}`},
-		{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
-		{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
-		{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
-		// 0.3.0 widens: scale to zero, no cap, int quantities, any resource name.
-		{"scale-to-zero", `{"image":"nginx","replicas":0}`},
-		{"many-replicas", `{"image":"nginx","replicas":5000,"autoScaling":{"enabled":false,"maxReplicas":10000}}`},
-		{"int-quantities", `{"image":"nginx","resources":{"limits":{"cpu":1,"memory":1073741824,"ephemeral-storage":"2Gi","nvidia.com/gpu":1,"hugepages-2Mi":"64Mi"},
-			"requests":{"cpu":"0.5","memory":"512Mi","nvidia.com/gpu":1}}}`},
-		{"large-int-memory", `{"image":"nginx","resources":{"limits":{"memory":68719476736}}}`},
-		{"unicode-and-100-env", `{"image":"nginx","env":[` + manyEnv(99) + `,{"name":"GREETING","value":"grüße, 世界 🚀"}]}`},
-		{"every-new-field", `{"image":"nginxinc/nginx-unprivileged:1.27","port":8080,"command":["/bin/server"],"args":["--port","8080"],
-			"readinessProbe":{"httpGet":{"path":"/ready","port":"http","scheme":"HTTP","httpHeaders":[{"name":"X-Probe","value":"1"}]},"periodSeconds":5,"failureThreshold":2},
-			"livenessProbe":{"tcpSocket":{"port":8080},"initialDelaySeconds":10,"successThreshold":1},
-			"startupProbe":{"exec":{"command":["cat","/tmp/started"]},"failureThreshold":30},
-			"securityContext":{"runAsUser":1000,"readOnlyRootFilesystem":true},
-			"podSecurityContext":{"fsGroup":2000,"seccompProfile":{"type":"RuntimeDefault"}},
-			"serviceAccountName":"web","imagePullSecrets":[{"name":"regcred"}],
-			"podLabels":{"team":"shop","example.com/tier":"front"},"podAnnotations":{"prometheus.io/scrape":"true"},
-			"serviceAnnotations":{"service.beta.kubernetes.io/aws-load-balancer-internal":"true"},
-			"nodeSelector":{"kubernetes.io/os":"linux"},
-			"tolerations":[{"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],
-			"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"myapp.example.com/name":"every-new-field"}}}}]}},
-			"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway"}],
-			"rollingUpdate":{"maxSurge":"50%","maxUnavailable":0},
-			"podDisruptionBudget":{"minAvailable":"50%"}}`},
-		{"grpc-probe", `{"image":"nginx","readinessProbe":{"grpc":{"port":9090,"service":"health"}}}`},
-		{"boundaries", `{"image":"nginx","port":65535,"replicas":0,"rollingUpdate":{"maxSurge":0,"maxUnavailable":"100%"},"podDisruptionBudget":{"maxUnavailable":0},
-			"autoScaling":{"enabled":true,"minReplicas":1,"maxReplicas":1,"targetCPUUtilizationPercentage":100}}`},
-	}
+	cases := utils.ValidMyApps
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := create(t, tc.name, tc.spec); err != nil {
+		t.Run(tc.Name, func(t *testing.T) {
+			if err := create(t, tc.Name, tc.Spec); err != nil {
 				t.Fatalf("want accepted, got %v", err)
 			}
 		})
@@ -241,15 +207,6 @@ func TestAdmissionAcceptsAndDefaults(t *testing.T) {
 	if got := app.Spec.Resources.Limits["memory"]; got != "1073741824" {
 		t.Errorf("limits.memory = %q, want 1073741824", got)
 	}
-}
-
-// manyEnv is n distinct environment variables as JSON list items.
-func manyEnv(n int) string {
-	items := make([]string, n)
-	for i := range items {
-		items[i] = fmt.Sprintf(`{"name":"VAR_%d","value":"%d"}`, i, i)
-	}
-	return strings.Join(items, ",")
 }
 
 // manyResources is n distinct extended resources as JSON object members.

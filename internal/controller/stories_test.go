@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -53,6 +54,24 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 		Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 		Consistently(func() []string { return managerRequests.since(n, ns) }, 3*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
 		Expect(reconcileCount()).To(BeNumerically(">", reconciles), "no reconcile ran in the window")
+	})
+
+	It("reconciles every valid edge case of the API, with no problem reported", func() {
+		for _, tc := range utils.ValidMyApps {
+			app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.Name}}
+			Expect(json.Unmarshal([]byte(tc.Spec), &app.Spec)).To(Succeed(), tc.Name)
+			Expect(k8s.Create(suiteCtx, app)).To(Succeed(), tc.Name)
+		}
+		for _, tc := range utils.ValidMyApps {
+			Eventually(func(g Gomega) {
+				a := getMyApp(ns, tc.Name)(g)
+				g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation))
+				g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+				g.Expect(condition(g, a, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+				g.Expect(getDeployment(ns, tc.Name)(g)).NotTo(BeNil())
+				g.Expect(getService(ns, tc.Name)(g)).NotTo(BeNil())
+			}).Should(Succeed(), tc.Name)
+		}
 	})
 
 	It("creates a new MyApp's children without reading them first", func() {

@@ -1,0 +1,58 @@
+package utils
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ValidMyApp is a MyApp spec, as JSON, that the API server must accept.
+type ValidMyApp struct{ Name, Spec string }
+
+// ValidMyApps are the edge cases of the MyApp API that must be accepted and reconcile: the
+// admission test (api/v1) creates them, and an envtest story (internal/controller) has the
+// operator reconcile each one.
+var ValidMyApps = []ValidMyApp{
+	{"minimal", `{"image":"nginx"}`},
+	// Everything 0.2.0 accepted stays valid.
+	{"full-0-2-0", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
+			"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1000m","memory":"512Mi"}},
+			"env":[{"name":"A","value":"1"},{"name":"B"},{"name":"my.var-x","valueFrom":{"configMapKeyRef":{"name":"cfg","key":"k.1"}}}],
+			"autoScaling":{"enabled":true,"minReplicas":2,"maxReplicas":2,"targetCPUUtilizationPercentage":50}}`},
+	{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
+	{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
+	{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
+	// 0.3.0 widens: scale to zero, no cap, int quantities, any resource name.
+	{"scale-to-zero", `{"image":"nginx","replicas":0}`},
+	{"many-replicas", `{"image":"nginx","replicas":5000,"autoScaling":{"enabled":false,"maxReplicas":10000}}`},
+	{"int-quantities", `{"image":"nginx","resources":{"limits":{"cpu":1,"memory":1073741824,"ephemeral-storage":"2Gi","nvidia.com/gpu":1,"hugepages-2Mi":"64Mi"},
+			"requests":{"cpu":"0.5","memory":"512Mi","nvidia.com/gpu":1}}}`},
+	{"large-int-memory", `{"image":"nginx","resources":{"limits":{"memory":68719476736}}}`},
+	{"unicode-and-100-env", `{"image":"nginx","env":[` + ManyEnv(99) + `,{"name":"GREETING","value":"grüße, 世界 🚀"}]}`},
+	{"every-new-field", `{"image":"nginxinc/nginx-unprivileged:1.27","port":8080,"command":["/bin/server"],"args":["--port","8080"],
+			"readinessProbe":{"httpGet":{"path":"/ready","port":"http","scheme":"HTTP","httpHeaders":[{"name":"X-Probe","value":"1"}]},"periodSeconds":5,"failureThreshold":2},
+			"livenessProbe":{"tcpSocket":{"port":8080},"initialDelaySeconds":10,"successThreshold":1},
+			"startupProbe":{"exec":{"command":["cat","/tmp/started"]},"failureThreshold":30},
+			"securityContext":{"runAsUser":1000,"readOnlyRootFilesystem":true},
+			"podSecurityContext":{"fsGroup":2000,"seccompProfile":{"type":"RuntimeDefault"}},
+			"serviceAccountName":"web","imagePullSecrets":[{"name":"regcred"}],
+			"podLabels":{"team":"shop","example.com/tier":"front"},"podAnnotations":{"prometheus.io/scrape":"true"},
+			"serviceAnnotations":{"service.beta.kubernetes.io/aws-load-balancer-internal":"true"},
+			"nodeSelector":{"kubernetes.io/os":"linux"},
+			"tolerations":[{"key":"dedicated","operator":"Equal","value":"web","effect":"NoSchedule"}],
+			"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"myapp.example.com/name":"every-new-field"}}}}]}},
+			"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"ScheduleAnyway"}],
+			"rollingUpdate":{"maxSurge":"50%","maxUnavailable":0},
+			"podDisruptionBudget":{"minAvailable":"50%"}}`},
+	{"grpc-probe", `{"image":"nginx","readinessProbe":{"grpc":{"port":9090,"service":"health"}}}`},
+	{"boundaries", `{"image":"nginx","port":65535,"replicas":0,"rollingUpdate":{"maxSurge":0,"maxUnavailable":"100%"},"podDisruptionBudget":{"maxUnavailable":0},
+			"autoScaling":{"enabled":true,"minReplicas":1,"maxReplicas":1,"targetCPUUtilizationPercentage":100}}`},
+}
+
+// ManyEnv is n distinct environment variables as JSON list items.
+func ManyEnv(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"VAR_%d","value":"%d"}`, i, i)
+	}
+	return strings.Join(items, ",")
+}
