@@ -61,19 +61,23 @@ func CacheOptions(namespaces []string) cache.Options {
 	return opts
 }
 
-// trimMyApp drops from a cached MyApp what the reconciler never reads.
+// trimMyApp drops from a cached MyApp what the reconciler never reads, and interns its
+// metadata's and conditions' repeated strings.
 func trimMyApp(in any) (any, error) {
-	obj, err := meta.Accessor(in)
-	if err != nil {
+	app, ok := in.(*examplev1.MyApp)
+	if !ok {
 		return in, nil
 	}
-	obj.SetManagedFields(nil)
-	if a := obj.GetAnnotations(); a != nil {
-		if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
-			a = maps.Clone(a)
-			delete(a, corev1.LastAppliedConfigAnnotation)
-			obj.SetAnnotations(a)
-		}
+	app.ManagedFields = nil
+	delete(app.Annotations, corev1.LastAppliedConfigAnnotation)
+	if len(app.Annotations) == 0 {
+		app.Annotations = nil
+	}
+	internMeta(&app.ObjectMeta)
+	for i := range app.Status.Conditions {
+		c := &app.Status.Conditions[i]
+		c.Type, c.Reason = intern(c.Type), intern(c.Reason)
+		c.Status = metav1.ConditionStatus(intern(string(c.Status)))
 	}
 	return in, nil
 }
@@ -83,21 +87,27 @@ func trimMyApp(in any) (any, error) {
 const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
 
 // trimDeployment keeps of a cached Deployment's managedFields only the operator's entries,
-// and drops the deployment controller's revision annotation, which nothing here reads: at
-// 5,000 MyApps its map alone is about a megabyte.
+// drops the deployment controller's revision annotation, which nothing here reads (at 5,000
+// MyApps its map alone is about a megabyte), interns the metadata's repeated strings, and
+// shares one map between the Deployment's labels and its pod template's when they are equal.
+// Cached objects are never changed in place (readers get deep copies), so the shared map
+// stays as decoded.
 func trimDeployment(in any) (any, error) {
 	in, err := keepOwnManagedFields(in)
 	if err != nil {
 		return in, err
 	}
 	if d, ok := in.(*appsv1.Deployment); ok {
-		if _, found := d.Annotations[deploymentRevisionAnnotation]; found {
-			a := maps.Clone(d.Annotations)
-			delete(a, deploymentRevisionAnnotation)
-			if len(a) == 0 {
-				a = nil
-			}
-			d.Annotations = a
+		delete(d.Annotations, deploymentRevisionAnnotation)
+		if len(d.Annotations) == 0 {
+			d.Annotations = nil
+		}
+		internMeta(&d.ObjectMeta)
+		// The pod template usually carries the Deployment's own labels: one map for both.
+		if t := &d.Spec.Template; maps.Equal(t.Labels, d.Labels) {
+			t.Labels = d.Labels
+		} else {
+			t.Labels = internMap(t.Labels)
 		}
 	}
 	return in, nil
@@ -118,5 +128,8 @@ func keepOwnManagedFields(in any) (any, error) {
 		}
 	}
 	obj.SetManagedFields(kept)
+	if m, ok := obj.(*metav1.ObjectMeta); ok {
+		internMeta(m)
+	}
 	return in, nil
 }
