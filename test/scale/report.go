@@ -116,22 +116,19 @@ func (rep report) markdown(plot string) string {
 	}, rep.Options.Manager.args()...), " "))
 
 	p("## Results\n\n")
-	p("| figure |")
+	header := []string{"figure"}
 	for _, r := range rep.Results {
-		p(" N=%d |", r.N)
+		header = append(header, fmt.Sprintf("N=%d", r.N))
 	}
-	p(" 0.2.0, N=1000 (issue 8) | goal |\n|---|")
-	for range rep.Results {
-		p("---|")
-	}
-	p("---|---|\n")
+	var rows [][]string
 	for _, rw := range rep.rows() {
-		p("| %s |", rw.figure)
+		row := []string{rw.figure}
 		for _, r := range rep.Results {
-			p(" %s |", rw.value(r))
+			row = append(row, rw.value(r))
 		}
-		p(" %s | %s |\n", rw.v020, rw.goal)
+		rows = append(rows, append(row, rw.v020, rw.goal))
 	}
+	markdownTable(p, append(header, "0.2.0, N=1000 (issue 8)", "goal"), rows)
 	if plot != "" {
 		p("\n![Settle time against the raw baseline, per N](%s)\n\n", plot)
 		p("The plot draws, per N, the raw baseline (grey) and the time until the operator stopped sending\n")
@@ -144,6 +141,14 @@ func (rep report) markdown(plot string) string {
 	return b.String()
 }
 
+// markdownTable writes a table with the given header and rows.
+func markdownTable(p func(string, ...any), header []string, rows [][]string) {
+	p("| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+	for _, row := range rows {
+		p("| %s |\n", strings.Join(row, " | "))
+	}
+}
+
 // churnTable reports the churn run on the local cluster.
 func (rep report) churnTable(p func(string, ...any)) {
 	if len(rep.Churn) == 0 {
@@ -154,16 +159,13 @@ func (rep report) churnTable(p func(string, ...any)) {
 	p("kube-scheduler, with kwok playing the kubelet of simulated nodes, whose pods turn Ready at once),\n")
 	p("N MyApps are created and brought to Ready; then the image of all N is changed (%d at a time) and\n", concurrency)
 	p("the time until every MyApp is Ready again is measured: its Deployment rolled out to the new image\n")
-	p("on all replicas, and the MyApp Ready for its generation.\n\n| figure |")
+	p("on all replicas, and the MyApp Ready for its generation.\n\n")
+	header := []string{"figure"}
 	for _, r := range rep.Churn {
-		p(" N=%d |", r.N)
+		header = append(header, fmt.Sprintf("N=%d", r.N))
 	}
-	p("\n|---|")
-	for range rep.Churn {
-		p("---|")
-	}
-	p("\n")
-	for _, rw := range []struct {
+	var rows [][]string
+	for i, rw := range []struct {
 		figure string
 		value  func(churnResult) string
 	}{
@@ -172,16 +174,17 @@ func (rep report) churnTable(p func(string, ...any)) {
 		{"**from the first image change to all N Ready on it**", func(r churnResult) string { return "**" + secs(r.ChurnReady) + "**" }},
 		{"… of which changing the N images", func(r churnResult) string { return secs(r.ChurnPatches) }},
 	} {
-		p("| %s |", rw.figure)
+		row := []string{rw.figure}
 		for _, r := range rep.Churn {
-			if r.Err != "" && rw.figure != "simulated nodes (250 pods each)" {
-				p(" failed |")
+			if r.Err != "" && i > 0 {
+				row = append(row, "failed")
 				continue
 			}
-			p(" %s |", rw.value(r))
+			row = append(row, rw.value(r))
 		}
-		p("\n")
+		rows = append(rows, row)
 	}
+	markdownTable(p, header, rows)
 	for _, r := range rep.Churn {
 		if r.Err != "" {
 			p("\nN=%d failed: %s\n", r.N, r.Err)
