@@ -20,6 +20,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/status"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 // MyApps the API accepts but whose pods cannot start: the kubelet reports why on the pod, and
@@ -173,27 +174,10 @@ func requestReconcile(app *examplev1.MyApp, value string) {
 	}).Should(Equal(value))
 }
 
-// countEvents counts the events of that reason recorded on the MyApp, each repetition the
-// event recorder folded into one Event (count, series) included. It fails when it cannot
-// count: a list that fails, or an Event whose count it cannot read.
+// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// failing when it cannot count.
 func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
-	list := &corev1.EventList{}
-	g.Expect(k8s.List(suiteCtx, list, client.InNamespace(app.Namespace))).To(Succeed(), "listing events")
-	n := 0
-	for _, e := range list.Items {
-		if e.InvolvedObject.UID != app.UID || e.Reason != reason {
-			continue
-		}
-		g.Expect(e.Count).To(BeNumerically(">=", 0), "event %s has a negative count", e.Name)
-		switch {
-		case e.Series != nil:
-			g.Expect(e.Series.Count).To(BeNumerically(">", 0), "event %s has a series without a count", e.Name)
-			n += int(e.Series.Count)
-		case e.Count > 0:
-			n += int(e.Count)
-		default:
-			n++ // an event written once, without a count
-		}
-	}
+	n, err := utils.CountEvents(suiteCtx, k8s, app, reason)
+	g.Expect(err).NotTo(HaveOccurred())
 	return n
 }

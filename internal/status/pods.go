@@ -111,4 +111,3 @@ func configHint(kubeletMessage string) string {
 		return "Check spec.env, spec.securityContext and spec.podSecurityContext"
 	}
 }
-

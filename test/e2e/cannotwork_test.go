@@ -9,10 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/status"
+	"github.com/example/myapp-operator/test/utils"
 )
 
 // MyApps the API accepts but that cannot work, because of the namespace they land in: a
@@ -155,28 +155,10 @@ func expectFollowsUpdate(app *examplev1.MyApp) {
 	expectReady(app.Namespace, app.Name, 1)
 }
 
-// countEvents counts the events of that reason recorded on the MyApp, each repetition the
-// event recorder folded into one Event (count, series) included. It fails when it cannot
-// count: a list that fails, or an Event whose count it cannot read.
+// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// failing when it cannot count.
 func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
-	g.Expect(app.UID).NotTo(BeEmpty(), "the MyApp's UID is needed to find its events")
-	list := &corev1.EventList{}
-	g.Expect(k8s.List(ctx, list, client.InNamespace(app.Namespace))).To(Succeed(), "listing events")
-	n := 0
-	for _, e := range list.Items {
-		if e.InvolvedObject.UID != app.UID || e.Reason != reason {
-			continue
-		}
-		g.Expect(e.Count).To(BeNumerically(">=", 0), "event %s has a negative count", e.Name)
-		switch {
-		case e.Series != nil:
-			g.Expect(e.Series.Count).To(BeNumerically(">", 0), "event %s has a series without a count", e.Name)
-			n += int(e.Series.Count)
-		case e.Count > 0:
-			n += int(e.Count)
-		default:
-			n++ // written once, without a count
-		}
-	}
+	n, err := utils.CountEvents(ctx, k8s, app, reason)
+	g.Expect(err).NotTo(HaveOccurred())
 	return n
 }
