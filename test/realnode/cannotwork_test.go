@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +26,16 @@ import (
 var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label("realnode", "cannotwork"), func() {
 	BeforeAll(func() {
 		// Applying config/default again is harmless when the other container has done it, and
-		// needed when this one runs after it removed the kustomize deployment for OLM.
+		// needed when this one runs after it (Ginkgo shuffles top-level containers), which
+		// removes the kustomize deployment, CRD included, for OLM: wait until the CRD is gone
+		// rather than apply over one being deleted.
+		Eventually(func(g Gomega) {
+			crd := &metav1.PartialObjectMetadata{}
+			crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+			err := k8s.Get(ctx, types.NamespacedName{Name: "myapps.example.com"}, crd)
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err == nil && crd.DeletionTimestamp != nil).To(BeFalse(), "the MyApp CRD is being deleted")
+		}).Should(Succeed())
 		deployOperator()
 	})
 
