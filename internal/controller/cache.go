@@ -50,7 +50,6 @@ func CacheOptions(namespaces []string) cache.Options {
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
-			&corev1.Pod{}:                            podCache(), // pods.go
 		},
 	}
 	if len(namespaces) > 0 {

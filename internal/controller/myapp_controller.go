@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -48,6 +49,11 @@ type MyAppReconciler struct {
 	Recorder record.EventRecorder
 	// MaxConcurrentReconciles is how many MyApps are reconciled at once (default 1).
 	MaxConcurrentReconciles int
+	// WatchNamespaces are the namespaces the manager's cache holds (nil: all); the pods'
+	// cache (pods.go) holds the same.
+	WatchNamespaces []string
+
+	pods cache.Cache
 }
 
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
@@ -230,10 +236,11 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 // requests and resyncs (not for its own status writes); the children for the changes that
 // can move the MyApp's status or intent (see predicates.go).
 func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := indexPods(context.Background(), mgr); err != nil {
+	b, err := r.setupPods(mgr, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
 		return err
 	}
-	return watchPods(ctrl.NewControllerManagedBy(mgr)).
+	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
 		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).

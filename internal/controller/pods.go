@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -34,7 +35,7 @@ import (
 // podsByMyApp indexes the cached pods by namespace and MyApp name (their selector label).
 const podsByMyApp = "myapp.example.com/name"
 
-// podCache is how the manager caches pods: only those of a MyApp (they carry the selector
+// podCache is how the reconciler's pod cache (setupPods) holds pods: only those of a MyApp (they carry the selector
 // label, whatever the MyApp's version), trimmed by trimPod.
 func podCache() cache.ByObject {
 	req, err := labels.NewRequirement(desired.LabelSelector, selection.Exists, nil)
@@ -73,21 +74,14 @@ func trimPod(in any) (any, error) {
 	return out, nil
 }
 
-// indexPods registers the index observePods reads.
-func indexPods(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podsByMyApp, func(obj client.Object) []string {
-		if name, ok := obj.GetLabels()[desired.LabelSelector]; ok {
-			return []string{name}
-		}
-		return nil
-	})
-}
-
 // observePods lists, from the cache, the containers of the MyApp's pods that wait for
 // something the user must fix. Pods being deleted are left out.
 func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp) ([]status.ContainerWaiting, error) {
+	if r.pods == nil {
+		return nil, nil
+	}
 	pods := &corev1.PodList{}
-	if err := r.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+	if err := r.pods.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
 		return nil, err
 	}
 	var out []status.ContainerWaiting
@@ -111,11 +105,47 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	return out
 }
 
-// watchPods makes a pod's event reconcile its MyApp, only when what the status reads of it
-// changes (podProblemChanged).
-func watchPods(b *builder.Builder) *builder.Builder {
-	return b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(myAppOfPod), builder.WithPredicates(podProblemChanged))
+// setupPods gives the reconciler a cache of its own for pods, with an index by MyApp, and
+// adds to b the watch that reconciles a MyApp when its pods' problems change
+// (podProblemChanged). The cache starts only with the leadership, as the controllers do:
+// a standby keeps no pods, and a manager that never leads (or lacks the pods RBAC) never
+// waits for a pod informer to sync, which would hold its shutdown.
+func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	opts := cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache()},
+	}
+	if len(r.WatchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range r.WatchNamespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	pods, err := cache.New(mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, err
+	}
+	err = pods.IndexField(context.Background(), &corev1.Pod{}, podsByMyApp, func(obj client.Object) []string {
+		if name, ok := obj.GetLabels()[desired.LabelSelector]; ok {
+			return []string{name}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(leaderOnly{pods}); err != nil {
+		return nil, err
+	}
+	r.pods = pods
+	return b.WatchesRawSource(source.Kind[client.Object](pods, &corev1.Pod{},
+		handler.EnqueueRequestsFromMapFunc(myAppOfPod), podProblemChanged)), nil
 }
+
+// leaderOnly runs a cache only while the manager leads.
+type leaderOnly struct{ cache.Cache }
+
+func (leaderOnly) NeedLeaderElection() bool { return true }
 
 // myAppOfPod names the MyApp a pod belongs to, from its selector label.
 func myAppOfPod(_ context.Context, obj client.Object) []reconcile.Request {
