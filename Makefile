@@ -445,6 +445,8 @@ olmv1-run:
 # registry, deployed with kustomize onto the real node of a local cluster of its own, and a
 # MyApp of the test app (test/app, one image per version) that really runs.
 REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
+# e.g. REALNODE_FLAGS='-ginkgo.label-filter=cannotwork' runs one story (the images are built all the same).
+REALNODE_FLAGS ?=
 TEST_APP_VERSIONS := v1 v2
 # scorecard-test, opm and OLM's cpb in images need static binaries. Linking their cgo builds
 # statically reuses every package compiled for operator-sdk, opm and OLM, where
@@ -479,7 +481,7 @@ realnode-run:
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
 		E2E_REGISTRY_CA=$(CLUSTER_STATE)/pki/ca.crt E2E_BUNDLE_IMAGE=$$tls/myapp-operator-bundle:v$(VERSION) \
 		E2E_INDEX_IMAGE=$$tls/opm:local E2E_DECOMPRESSION_IMAGE=$$tls/busybox:local E2E_OLM_UTIL_IMAGE=$$tls/olm-util:local \
-		go test ./test/realnode/ -v -count=1 -timeout 15m -ginkgo.v
+		go test ./test/realnode/ -v -count=1 -timeout 15m -ginkgo.v $(REALNODE_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot

@@ -122,6 +122,7 @@ func main() {
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
 		MaxConcurrentReconciles: maxConcurrentReconciles,
+		WatchNamespaces:         namespaces,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)

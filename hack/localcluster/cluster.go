@@ -28,13 +28,15 @@ const (
 // node-lifecycle lifts the not-ready taint from new nodes, serviceaccount gives every
 // namespace the default service account pods need, root-ca-cert-publisher the
 // kube-root-ca.crt ConfigMap without which no real pod's service-account volume mounts,
-// job-controller the pods of Jobs (OLM unpacks bundles with one), and disruption-controller
-// the status of a MyApp's PodDisruptionBudget (how many disruptions it allows).
+// job-controller the pods of Jobs (OLM unpacks bundles with one), disruption-controller
+// the status of a MyApp's PodDisruptionBudget (how many disruptions it allows), and
+// resourcequota-controller the usage of ResourceQuotas, without which the quota admission
+// refuses every object a quota covers ("status unknown for quota").
 var controllers = []string{
 	"deployment-controller", "replicaset-controller", "garbage-collector-controller",
 	"horizontal-pod-autoscaler-controller", "endpointslice-controller", "namespace-controller",
 	"node-lifecycle-controller", "taint-eviction-controller", "serviceaccount-controller", "job-controller",
-	"root-ca-cert-publisher", "disruption-controller",
+	"root-ca-cert-publisher", "disruption-controller", "resourcequota-controller",
 }
 
 // kubeconfigPath is where up writes the admin kubeconfig.

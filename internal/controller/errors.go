@@ -92,7 +92,7 @@ func classify(err error) failure {
 		return failure{
 			Failure: status.Failure{
 				Reason:   status.ReasonChildRejected,
-				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg),
+				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg) + status.RejectionHint(applyErr.kind, msg),
 				Terminal: true,
 			},
 			retryAfter: slowRetry,

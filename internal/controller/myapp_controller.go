@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -48,6 +49,11 @@ type MyAppReconciler struct {
 	Recorder record.EventRecorder
 	// MaxConcurrentReconciles is how many MyApps are reconciled at once (default 1).
 	MaxConcurrentReconciles int
+	// WatchNamespaces are the namespaces the manager's cache holds (nil: all); the pods'
+	// cache (pods.go) holds the same.
+	WatchNamespaces []string
+
+	pods cache.Cache
 }
 
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
@@ -78,6 +84,9 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out)
 	out.changes.emit(r, app)
+	pods, err := r.observePods(ctx, app)
+	out.add(r, app, &obs, err)
+	obs.Pods = pods
 	switch err := r.patchStatus(ctx, app, obs); {
 	case apierrors.IsConflict(err):
 		// The cached MyApp was older than the stored one; look again once the cache has it.
@@ -184,9 +193,11 @@ func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Obse
 		obs.Waiting = &f.Failure
 	} else {
 		obs.Failures = append(obs.Failures, f.Failure)
-		r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
 	}
 	if f.transient {
+		// Problems the user must fix get one event when the status reports them
+		// (recordProblem); a transient one, one at each failed attempt, with its error.
+		r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
 		o.errs = append(o.errs, err)
 	}
 	if f.retryAfter > 0 && (o.retryAfter == 0 || f.retryAfter < o.retryAfter) {
@@ -211,16 +222,25 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 	if mutantSkipsStatus() || equality.Semantic.DeepEqual(app.Status, next) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	before := app.DeepCopy()
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	app.Status = next
-	return client.IgnoreNotFound(r.Status().Patch(ctx, app, patch))
+	if err := r.Status().Patch(ctx, app, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	r.recordProblem(app, before.Status.Conditions)
+	return nil
 }
 
 // SetupWithManager registers the reconciler. The MyApp is watched for spec changes, reconcile
 // requests and resyncs (not for its own status writes); the children for the changes that
 // can move the MyApp's status or intent (see predicates.go).
 func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b, err := r.setupPods(mgr, ctrl.NewControllerManagedBy(mgr))
+	if err != nil {
+		return err
+	}
+	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
 		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).

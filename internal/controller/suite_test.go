@@ -119,6 +119,7 @@ func startManager(ctx context.Context, namespaces []string, requests *requestCou
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
 		MaxConcurrentReconciles: 4,
+		WatchNamespaces:         namespaces,
 	}).SetupWithManager(mgr)).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

@@ -74,6 +74,9 @@ func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
 		}
 	}
 	if stalled == nil {
+		stalled = podsStalled(app, obs.Pods)
+	}
+	if stalled == nil {
 		stalled = deploymentStalled(obs.Deployment)
 	}
 	if stalled != nil {
@@ -192,7 +195,7 @@ func deploymentStalled(d *appsv1.Deployment) *Failure {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
 			return &Failure{Reason: ReasonReplicaFailure, Terminal: true,
-				Message: fmt.Sprintf("Deployment %s cannot create pods: %s", d.Name, c.Message)}
+				Message: fmt.Sprintf("Deployment %s cannot create pods: %s", d.Name, c.Message) + replicaFailureHint(c.Message)}
 		}
 	}
 	for _, c := range d.Status.Conditions {

@@ -31,6 +31,9 @@ type Observed struct {
 	Deployment *appsv1.Deployment
 	// Autoscaler is the MyApp's HorizontalPodAutoscaler while autoscaling is on, or nil.
 	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
+	// Pods are the containers of the MyApp's pods that wait for something the user must fix
+	// (see pods.go).
+	Pods []ContainerWaiting
 	// Failures are the problems met, in the order the children were handled.
 	Failures []Failure
 	// Waiting, when set, is work under way that the operator waits for: a predecessor's

@@ -24,6 +24,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
 		"apps/replicasets":                          {"list", "delete"}, // the 0.2.0 selector migration only
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
+		"/pods":                                     {"list", "watch"}, // the kubelet's reasons a pod cannot start (pods.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
 		"policy/poddisruptionbudgets":               {"get", "list", "watch", "create", "patch", "delete"},
 		"/events":                                   {"create", "patch"},

@@ -149,11 +149,15 @@ var _ = Describe("A MyApp on a real cluster", Ordered, Serial, func() {
 			app := getMyApp(g, ns, "broken")
 			ready := conditionOf(app, examplev1.ConditionReady)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(status.ReasonProgressDeadlineExceeded))
-			g.Expect(ready.Message).To(ContainSubstring("did not finish rolling out"))
+			// The pods say why (the simulated kubelet cannot pull the image), which is more
+			// useful than the Deployment's ProgressDeadlineExceeded, also reached here.
+			g.Expect(ready.Reason).To(Equal(status.ReasonImagePullBackOff))
+			g.Expect(ready.Message).To(ContainSubstring(`cannot pull image "` + unstartableImage + `"`))
 			g.Expect(conditionOf(app, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionTrue))
+			progressing := getDeployment(g, ns, "broken").Status.Conditions
+			g.Expect(progressing).To(ContainElement(HaveField("Reason", status.ReasonProgressDeadlineExceeded)))
 		}).Should(Succeed())
-		Expect(kubectl("-n", ns, "get", "myapp", "broken")).To(ContainSubstring(status.ReasonProgressDeadlineExceeded))
+		Expect(kubectl("-n", ns, "get", "myapp", "broken")).To(ContainSubstring(status.ReasonImagePullBackOff))
 
 		By("not writing or reconciling in a loop while it stays broken")
 		// The reconcile count is the operator's total: wait until the earlier specs' namespaces,

@@ -1,0 +1,183 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
+	"github.com/example/myapp-operator/test/utils"
+)
+
+// MyApps the API accepts but whose pods cannot start: the kubelet reports why on the pod, and
+// the operator must say it on the MyApp. envtest runs no kubelet: the story writes the pod's
+// status as the kubelet would.
+var _ = Describe("A MyApp whose pods cannot start", func() {
+	It("is Stalled with the kubelet's reason for a missing Secret, records one event, and recovers; its neighbour reconciles on", func() {
+		By("running a manager of its own, without resyncs, so that only the pod's events can bring the news")
+		ctx, cancel := context.WithCancel(suiteCtx)
+		DeferCleanup(cancel)
+		startQuietManager(ctx)
+		ns := newNamespace()
+		inQuietManager := func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} }
+
+		web := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			inQuietManager(a)
+			a.Spec.Env = []examplev1.EnvVar{{Name: "PASSWORD",
+				ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}}}
+		})
+		createMyApp(ns, "other", inQuietManager)
+		rollOut(ns, "other")
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "other")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+
+		By("the kubelet failing to start the pod's container: the Secret is missing")
+		pod := createPod(ns, "web")
+		setWaiting(pod, "CreateContainerConfigError", `secret "db" not found`)
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			stalled := condition(g, a, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(status.ReasonCreateContainerConfigError))
+			g.Expect(stalled.Message).To(ContainSubstring(`container app: secret "db" not found`))
+			g.Expect(stalled.Message).To(ContainSubstring("Create the Secret or ConfigMap"))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Reason).To(Equal(status.ReasonCreateContainerConfigError))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) int { return countEvents(g, web, status.ReasonCreateContainerConfigError) }).Should(Equal(1))
+
+		By("reconciling again and again while the problem lasts: still one event")
+		for i := range 3 {
+			requestReconcile(web, fmt.Sprint(i))
+		}
+		Consistently(func(g Gomega) int { return countEvents(g, web, status.ReasonCreateContainerConfigError) }, "2s").Should(Equal(1))
+
+		By("the neighbour follows an update meanwhile")
+		other := getMyApp(ns, "other")(Default)
+		updateMyApp(other, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "other")(g)).Image }).Should(Equal("nginx:1.28"))
+		rollOut(ns, "other")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "other")(g)
+			ready := condition(g, a, examplev1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(ready.ObservedGeneration).To(Equal(a.Generation))
+		}).Should(Succeed())
+
+		By("the Secret created: the kubelet starts the container, and the MyApp is no longer Stalled")
+		setRunning(pod)
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		Expect(countEvents(Default, web, status.ReasonCreateContainerConfigError)).To(Equal(1))
+	})
+
+	It("is Stalled when its image cannot be pulled, with one event while the kubelet alternates ErrImagePull and ImagePullBackOff", func() {
+		ns := newNamespace()
+		web := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:nope" })
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+		pod := createPod(ns, "web")
+		for i, reason := range []string{"ErrImagePull", "ImagePullBackOff", "ErrImagePull", "ImagePullBackOff"} {
+			setWaiting(pod, reason, fmt.Sprintf("attempt %d: not found", i))
+			Eventually(func(g Gomega) {
+				stalled := condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled)
+				g.Expect(stalled.Reason).To(Equal(status.ReasonImagePullBackOff))
+				g.Expect(stalled.Message).To(ContainSubstring(`cannot pull image "registry.example/web:nope"`))
+			}).Should(Succeed())
+		}
+		Consistently(func(g Gomega) int { return countEvents(g, web, status.ReasonImagePullBackOff) }, "2s").Should(Equal(1))
+	})
+})
+
+// startQuietManager runs a second reconciler, until ctx ends, for the MyApps labelled
+// unwatchedLabel (which the suite's manager never sees), with no periodic resync: whatever
+// it learns, it learns from a watch.
+func startQuietManager(ctx context.Context) {
+	skip := true
+	opts := CacheOptions(nil)
+	sel, err := labels.Parse(unwatchedLabel + "=quiet")
+	Expect(err).NotTo(HaveOccurred())
+	opts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: sel}
+	never := 10 * time.Hour
+	opts.SyncPeriod = &never
+	mgr, err := ctrl.NewManager(rest.CopyConfig(cfg), ctrl.Options{
+		Scheme: scheme, Cache: opts, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: config.Controller{SkipNameValidation: &skip},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect((&MyAppReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), MaxConcurrentReconciles: 2,
+		Recorder: mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder
+	}).SetupWithManager(mgr)).To(Succeed())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+}
+
+// createPod makes a pod of the MyApp as its ReplicaSet would (envtest runs no controllers).
+func createPod(ns, app string) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: app + "-5d4b8-",
+			Labels: map[string]string{desired.LabelSelector: app, "pod-template-hash": "5d4b8"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: desired.ContainerName, Image: "nginx:1.27"}}},
+	}
+	Expect(k8s.Create(suiteCtx, pod)).To(Succeed())
+	return pod
+}
+
+// setWaiting writes the pod's status as the kubelet does when its container cannot start.
+func setWaiting(pod *corev1.Pod, reason, message string) {
+	setContainerState(pod, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}})
+}
+
+// setRunning writes the pod's status as the kubelet does once its container runs.
+func setRunning(pod *corev1.Pod) {
+	setContainerState(pod, corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}})
+}
+
+func setContainerState(pod *corev1.Pod, state corev1.ContainerState) {
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(suiteCtx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: desired.ContainerName, Image: pod.Spec.Containers[0].Image, State: state}}
+		g.Expect(k8s.Status().Update(suiteCtx, pod)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// requestReconcile asks for a reconcile through the annotation, and waits until the status
+// says it was handled: a reconcile ran to its status write.
+func requestReconcile(app *examplev1.MyApp, value string) {
+	updateMyApp(app, func(a *examplev1.MyApp) {
+		if a.Annotations == nil {
+			a.Annotations = map[string]string{}
+		}
+		a.Annotations[examplev1.ReconcileRequestAnnotation] = value
+	})
+	Eventually(func(g Gomega) string {
+		return getMyApp(app.Namespace, app.Name)(g).Status.LastHandledReconcileAt
+	}).Should(Equal(value))
+}
+
+// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// failing when it cannot count.
+func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
+	n, err := utils.CountEvents(suiteCtx, k8s, app, reason)
+	g.Expect(err).NotTo(HaveOccurred())
+	return n
+}

@@ -1,0 +1,30 @@
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// recordProblem records one Warning event per distinct problem: when the Degraded condition
+// (which carries the Stalled problem when there is one, and any other problem otherwise)
+// turns True, or moves to another reason or message. It runs after the status that says so
+// was written, so that a reconcile that repeats the same problem, a retry after a failed
+// status write, or a restarted operator reading the stored status, records nothing more.
+//
+// Transient failures (ApplyFailed) are left out: outcome.add records each of them with the
+// API server's error, since the error can change at every retry.
+func (r *MyAppReconciler) recordProblem(app *examplev1.MyApp, before []metav1.Condition) {
+	now := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionDegraded)
+	if now == nil || now.Status != metav1.ConditionTrue || now.Reason == status.ReasonApplyFailed {
+		return
+	}
+	if was := meta.FindStatusCondition(before, examplev1.ConditionDegraded); was != nil &&
+		was.Status == metav1.ConditionTrue && was.Reason == now.Reason && was.Message == now.Message {
+		return
+	}
+	r.Recorder.Event(app, corev1.EventTypeWarning, now.Reason, now.Message)
+}

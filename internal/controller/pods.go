@@ -1,0 +1,180 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// Some problems only the kubelet sees: a Secret or ConfigMap that spec.env refers to is
+// missing, an image cannot be pulled. The Deployment reports none of them (its pods exist,
+// they just never start), so the operator reads them from the MyApp's pods. It never reads
+// the Secrets themselves: pods only, list and watch, and of each pod only what the status
+// needs.
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+
+// podsByMyApp indexes the cached pods by namespace and MyApp name (their selector label).
+const podsByMyApp = "myapp.example.com/name"
+
+// podCache is how the reconciler's pod cache (setupPods) holds pods: only those of a MyApp (they carry the selector
+// label, whatever the MyApp's version), trimmed by trimPod.
+func podCache() cache.ByObject {
+	req, err := labels.NewRequirement(desired.LabelSelector, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant key: cannot happen
+	}
+	return cache.ByObject{Label: labels.NewSelector().Add(*req), Transform: trimPod}
+}
+
+// trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
+// the pod-template-hash), deletion, and the waiting state of containers that wait for
+// something the user must fix. Spec, owners, managedFields, annotations and the rest of the
+// status are dropped: TestPodCacheFootprint measured 8.0 KiB of heap per full pod and 1.8
+// KiB trimmed (1.2 KiB of it the Pod struct itself): 18 MiB instead of 78 MiB at 5,000
+// MyApps of 2 pods. It is idempotent, as a cache transform must be.
+func trimPod(in any) (any, error) {
+	pod, ok := in.(*corev1.Pod)
+	if !ok {
+		return in, nil
+	}
+	out := &corev1.Pod{
+		TypeMeta: pod.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: pod.Name, Namespace: pod.Namespace, ResourceVersion: pod.ResourceVersion,
+			Labels: pod.Labels, DeletionTimestamp: pod.DeletionTimestamp,
+		},
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
+			out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
+				Name:  c.Name,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}},
+			})
+		}
+	}
+	return out, nil
+}
+
+// observePods lists, from the cache, the containers of the MyApp's pods that wait for
+// something the user must fix. Pods being deleted are left out.
+func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp) ([]status.ContainerWaiting, error) {
+	if r.pods == nil {
+		return nil, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.pods.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		return nil, err
+	}
+	var out []status.ContainerWaiting
+	for i := range pods.Items {
+		out = append(out, waitingIn(&pods.Items[i])...)
+	}
+	return out, nil
+}
+
+// waitingIn lists the containers of a pod that wait for something the user must fix.
+func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
+	if pod.DeletionTimestamp != nil {
+		return nil
+	}
+	var out []status.ContainerWaiting
+	for _, c := range pod.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
+			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Reason: w.Reason, Message: w.Message})
+		}
+	}
+	return out
+}
+
+// setupPods gives the reconciler a cache of its own for pods, with an index by MyApp, and
+// adds to b the watch that reconciles a MyApp when its pods' problems change
+// (podProblemChanged). The cache starts only with the leadership, as the controllers do:
+// a standby keeps no pods, and a manager that never leads (or lacks the pods RBAC) never
+// waits for a pod informer to sync, which would hold its shutdown.
+func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	opts := cache.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache()},
+	}
+	if len(r.WatchNamespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range r.WatchNamespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	pods, err := cache.New(mgr.GetConfig(), opts)
+	if err != nil {
+		return nil, err
+	}
+	err = pods.IndexField(context.Background(), &corev1.Pod{}, podsByMyApp, func(obj client.Object) []string {
+		if name, ok := obj.GetLabels()[desired.LabelSelector]; ok {
+			return []string{name}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(leaderOnly{pods}); err != nil {
+		return nil, err
+	}
+	r.pods = pods
+	return b.WatchesRawSource(source.Kind[client.Object](pods, &corev1.Pod{},
+		handler.EnqueueRequestsFromMapFunc(myAppOfPod), podProblemChanged)), nil
+}
+
+// leaderOnly runs a cache only while the manager leads.
+type leaderOnly struct{ cache.Cache }
+
+func (leaderOnly) NeedLeaderElection() bool { return true }
+
+// myAppOfPod names the MyApp a pod belongs to, from its selector label.
+func myAppOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	name, ok := obj.GetLabels()[desired.LabelSelector]
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
+}
+
+// podProblemChanged passes a pod's event only when it changes the problems the MyApp's
+// status reports: a pod created or deleted with a problem, or an update that changes its
+// containers' problems (a pod's other transitions are the Deployment's to count, and its
+// status changes are not read). Resyncs of an unchanged pod pass nothing: the MyApp's own
+// resync recomputes its status.
+var podProblemChanged = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return hasProblem(e.Object) },
+	DeleteFunc: func(e event.DeleteEvent) bool { return hasProblem(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !slices.Equal(problemsOf(e.ObjectOld), problemsOf(e.ObjectNew))
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func hasProblem(obj client.Object) bool { return len(problemsOf(obj)) > 0 }
+
+func problemsOf(obj client.Object) []status.ContainerWaiting {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		return waitingIn(pod)
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package status
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// TestPodProblems: the containers that wait for something the user must fix make the MyApp
+// Stalled, with a reason and a message that say what is wrong and what to change, and that
+// hold while the problem does (no pod names, no registry answers).
+func TestPodProblems(t *testing.T) {
+	// A Deployment whose pods exist but are not ready: what the deployment controller reports
+	// for pods that never start.
+	starting := func() *appsv1.Deployment { return deployment(1, 1, 2, 2, 2, 0, 0, false) }
+	cases := map[string]struct {
+		waiting      []ContainerWaiting
+		deployment   *appsv1.Deployment
+		wantReason   string // "" means not Stalled
+		wantContains []string
+	}{
+		"missing Secret": {
+			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: `secret "db" not found`}},
+			wantReason:   ReasonCreateContainerConfigError,
+			wantContains: []string{`secret "db" not found`, "container app", "Create the Secret or ConfigMap", "spec.env"},
+		},
+		"missing key of a ConfigMap": {
+			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
+				Message: "couldn't find key color in ConfigMap ns/ui"}},
+			wantReason:   ReasonCreateContainerConfigError,
+			wantContains: []string{"couldn't find key color in ConfigMap ns/ui", "spec.env"},
+		},
+		"image runs as root under runAsNonRoot, pod name dropped": {
+			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
+				Message: `container has runAsNonRoot and image will run as root (pod: "web-a_ns(0c3f)", container: app)`}},
+			wantReason:   ReasonCreateContainerConfigError,
+			wantContains: []string{"container has runAsNonRoot and image will run as root.", "spec.securityContext.runAsUser"},
+		},
+		"image pull failing": {
+			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "ErrImagePull", Message: "rpc error: not found"}},
+			wantReason:   ReasonImagePullBackOff,
+			wantContains: []string{`cannot pull image "registry.example/web:nope"`, "spec.imagePullSecrets"},
+		},
+		"invalid image name": {
+			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "InvalidImageName", Message: "couldn't parse"}},
+			wantReason:   ReasonInvalidImageName,
+			wantContains: []string{"cannot parse image", "spec.image"},
+		},
+		"the most specific problem wins, whatever the pods' order": {
+			waiting: []ContainerWaiting{
+				{Pod: "web-a", Container: "app", Reason: "ImagePullBackOff", Message: "back-off"},
+				{Pod: "web-b", Container: "app", Reason: "CreateContainerConfigError", Message: `configmap "ui" not found`},
+			},
+			wantReason:   ReasonCreateContainerConfigError,
+			wantContains: []string{`configmap "ui" not found`},
+		},
+		"a crash loop is not Stalled (the Deployment reports it)": {
+			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CrashLoopBackOff", Message: "back-off 10s"}},
+		},
+		"pods still being created are not a problem": {
+			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "ContainerCreating"}},
+		},
+		"quota: the Deployment's message, and what to change": {
+			deployment: withCondition(deployment(1, 1, 2, 1, 1, 1, 1, true), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+				Message: `pods "web-5d4b8-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1`}),
+			wantReason:   ReasonReplicaFailure,
+			wantContains: []string{"exceeded quota: pods", "A ResourceQuota of the namespace forbids the pods", "spec.replicas"},
+		},
+		"quota that needs requests: what to change": {
+			deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+				Message: `pods "web-5d4b8-x" is forbidden: failed quota: compute: must specify limits.cpu for: app`}),
+			wantReason:   ReasonReplicaFailure,
+			wantContains: []string{"must specify limits.cpu", "ResourceQuota", "spec.resources"},
+		},
+		"LimitRange: the Deployment's message, and what to change": {
+			deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+				Message: `pods "web-5d4b8-x" is forbidden: maximum memory usage per Container is 64Mi, but limit is 128Mi`}),
+			wantReason:   ReasonReplicaFailure,
+			wantContains: []string{"maximum memory usage per Container is 64Mi", "A LimitRange of the namespace rejects the pods", "spec.resources"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "registry.example/web:nope"}}
+			app.Name, app.Generation = "web", 1
+			d := tc.deployment
+			if d == nil {
+				d = starting()
+			}
+			s := Compute(app, Observed{Deployment: d, Pods: tc.waiting}, t0)
+			stalled := meta.FindStatusCondition(s.Conditions, examplev1.ConditionStalled)
+			g.Expect(stalled).NotTo(BeNil())
+			if tc.wantReason == "" {
+				g.Expect(stalled.Status).To(Equal(metav1.ConditionFalse), stalled.Message)
+				return
+			}
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(tc.wantReason))
+			for _, want := range tc.wantContains {
+				g.Expect(stalled.Message).To(ContainSubstring(want))
+			}
+			g.Expect(stalled.Message).NotTo(ContainSubstring("web-a"), "no pod name in the message")
+			for _, typ := range []string{examplev1.ConditionReady, examplev1.ConditionDegraded} {
+				c := meta.FindStatusCondition(s.Conditions, typ)
+				g.Expect(c.Reason).To(Equal(tc.wantReason), typ)
+				g.Expect(c.Message).To(Equal(stalled.Message), typ)
+			}
+			g.Expect(meta.IsStatusConditionTrue(s.Conditions, examplev1.ConditionReady)).To(BeFalse())
+		})
+	}
+}
+
+// TestPodProblemMessageIsStable: the kubelet alternates ErrImagePull and ImagePullBackOff with
+// different messages, and pods are replaced; the condition, and so the event, stays the same.
+func TestPodProblemMessageIsStable(t *testing.T) {
+	g := NewWithT(t)
+	app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "web:nope"}}
+	app.Name = "web"
+	d := deployment(1, 1, 1, 1, 1, 0, 0, false)
+	first := Compute(app, Observed{Deployment: d, Pods: []ContainerWaiting{
+		{Pod: "web-a", Container: "app", Reason: "ErrImagePull", Message: "rpc error: code = NotFound desc = request id 1"}}}, t0)
+	app.Status = first
+	again := Compute(app, Observed{Deployment: d, Pods: []ContainerWaiting{
+		{Pod: "web-b", Container: "app", Reason: "ImagePullBackOff", Message: `Back-off pulling image "web:nope"`}}}, t1)
+	g.Expect(again).To(Equal(first))
+}
+
+func TestUserMustFix(t *testing.T) {
+	g := NewWithT(t)
+	for _, r := range []string{"CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName"} {
+		g.Expect(UserMustFix(r)).To(BeTrue(), r)
+	}
+	for _, r := range []string{"", "ContainerCreating", "PodInitializing", "CrashLoopBackOff", "CreateContainerError"} {
+		g.Expect(UserMustFix(r)).To(BeFalse(), r)
+	}
+}
+
+func TestRejectionHint(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(RejectionHint("Service", `services "web" is forbidden: exceeded quota: np, requested: services.nodeports=1, used: services.nodeports=0, limited: services.nodeports=0`)).
+		To(Equal(". A ResourceQuota of the namespace forbids the Service: raise the quota, or change spec.serviceType"))
+	g.Expect(RejectionHint("Deployment", `deployments.apps "web" is forbidden: exceeded quota: objects, requested: count/deployments.apps=1`)).
+		To(Equal(". A ResourceQuota of the namespace forbids the Deployment: raise the quota"))
+	g.Expect(RejectionHint("Service", `Service "web" is invalid: spec.ports[0].port: Invalid value`)).To(BeEmpty())
+}
