@@ -12,9 +12,12 @@ import (
 	// Client auth plugins (OIDC, exec, ...) for running against any kubeconfig.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
@@ -104,23 +107,21 @@ func main() {
 		LeaderElectionNamespace:       controller.LeaseNamespace(leaderElectionNamespace),
 		LeaderElectionReleaseOnCancel: true, // the process exits right after the manager stops
 		GracefulShutdownTimeout:       ptr(30 * time.Second),
-		// client-go's event correlator remembers the last 4096 event keys, three times over
-		// (aggregation, spam filter, logging); at 5,000 MyApps that is about 1 KiB of heap per
-		// MyApp (docs/tuning.md). A MyApp gets a few events per change, so 512 keys still
-		// aggregate any burst. The manager lives as long as the process, so the deprecation's
-		// concern (a broadcaster outliving its manager) does not apply.
-		EventBroadcaster: record.NewBroadcaster(record.WithCorrelatorOptions( //nolint:staticcheck // see above
-			record.CorrelatorOptions{LRUCacheSize: eventCorrelatorKeys})),
 	})
 	if err != nil {
 		log.Error(err, "Unable to create the manager")
 		os.Exit(1)
 	}
 
+	recorder, err := newEventRecorder(mgr, scheme)
+	if err != nil {
+		log.Error(err, "Unable to set up the event recorder")
+		os.Exit(1)
+	}
 	if err := (&controller.MyAppReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
-		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
+		Recorder:                recorder,
 		MaxConcurrentReconciles: maxConcurrentReconciles,
 		WatchNamespaces:         namespaces,
 	}).SetupWithManager(mgr); err != nil {
@@ -142,5 +143,27 @@ func main() {
 
 func ptr[T any](v T) *T { return &v }
 
-// eventCorrelatorKeys is how many recent event keys the event correlator remembers.
+// eventCorrelatorKeys is how many recent event keys the MyApp recorder's correlator
+// remembers. client-go's default, 4096 keys kept three times over (aggregation, spam filter,
+// logging), came to about 1 KiB of heap per MyApp at 5,000 MyApps (docs/tuning.md); a MyApp
+// gets a few events per change, so 512 keys still aggregate any burst.
 const eventCorrelatorKeys = 512
+
+// newEventRecorder records core/v1 Events on MyApps (what kubectl describe shows, and what
+// OLM's bundle checks accept RBAC for) through a broadcaster of its own with a smaller
+// correlator. It is not the manager's EventBroadcaster option: the manager hands that one to
+// leader election as well, and each user starts its own sink on it, which writes every
+// event twice. Leader election keeps the manager's own broadcaster.
+func newEventRecorder(mgr ctrl.Manager, scheme *runtime.Scheme) (record.EventRecorder, error) {
+	cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, err
+	}
+	bc := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelatorKeys}))
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	events := ctrl.Log.WithName("events")
+	bc.StartEventWatcher(func(e *corev1.Event) {
+		events.V(1).Info(e.Message, "type", e.Type, "object", e.InvolvedObject, "reason", e.Reason)
+	})
+	return bc.NewRecorder(scheme, corev1.EventSource{Component: "myapp-operator"}), nil
+}

@@ -128,8 +128,10 @@ func keepOwnManagedFields(in any) (any, error) {
 		}
 	}
 	obj.SetManagedFields(kept)
-	if m, ok := obj.(*metav1.ObjectMeta); ok {
-		internMeta(m)
+	if a, ok := in.(metav1.ObjectMetaAccessor); ok {
+		if m, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			internMeta(m)
+		}
 	}
 	return in, nil
 }

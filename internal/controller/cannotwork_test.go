@@ -112,7 +112,7 @@ func startQuietManager(ctx context.Context) {
 	opts := CacheOptions(nil)
 	sel, err := labels.Parse(unwatchedLabel + "=quiet")
 	Expect(err).NotTo(HaveOccurred())
-	opts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: sel}
+	opts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: sel, Transform: trimMyApp}
 	never := 10 * time.Hour
 	opts.SyncPeriod = &never
 	mgr, err := ctrl.NewManager(rest.CopyConfig(cfg), ctrl.Options{

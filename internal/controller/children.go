@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,16 +67,8 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 		return existing, nil
 	}
 	if !inCache {
-		switch err := r.create(ctx, app.Namespace, name, cfg, live); {
-		case err == nil:
-			created = true
-		case apierrors.IsConflict(err):
-			// An object of that name exists: whose is it?
-			if exists, err = r.lookUp(ctx, app, name, existing); err != nil {
-				return existing, err
-			}
-		default:
-			return existing, &applyError{kind: r.kindOf(existing), name: name, err: err}
+		if created, exists, err = r.createOrFind(ctx, app, name, cfg, live, existing); err != nil {
+			return existing, err
 		}
 	}
 
@@ -83,7 +76,7 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	if err != nil {
 		return existing, fmt.Errorf("reading what the operator owns in %s %s: %w", r.kindOf(existing), name, err)
 	}
-	if inCache && equality.Semantic.DeepEqual(owned, cfg) {
+	if exists && equality.Semantic.DeepEqual(owned, cfg) {
 		return existing, r.dropStaleRepairOwner(ctx, existing)
 	}
 	if !created {
@@ -136,6 +129,31 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 	return nil
 }
 
+// createOrFind creates a child the cache does not hold, leaving it in live. When that fails,
+// the object of that name is read into existing and its controller checked: exists tells
+// the forced apply that follows (and its repair of a hand-edited list key) that there is one.
+// A conflict followed by no object means one was being deleted: the create is tried once
+// more, never replaced by a forced apply, which would take over an object someone made in
+// between.
+func (r *MyAppReconciler) createOrFind(ctx context.Context, app *examplev1.MyApp, name string,
+	cfg runtime.ApplyConfiguration, live, existing client.Object) (created, exists bool, err error) {
+	for attempt := 1; ; attempt++ {
+		cerr := r.create(ctx, app.Namespace, name, cfg, live)
+		if cerr == nil {
+			return true, false, nil
+		}
+		exists, err := r.lookUp(ctx, app, name, existing)
+		switch {
+		case err != nil:
+			return false, exists, err
+		case exists:
+			return false, true, nil
+		case !apierrors.IsConflict(cerr) || attempt == 2:
+			return false, false, &applyError{kind: r.kindOf(existing), name: name, err: cerr}
+		}
+	}
+}
+
 // lookUp reads the object of the child's name from the API server and checks that the MyApp
 // controls it; it reports whether one exists.
 func (r *MyAppReconciler) lookUp(ctx context.Context, app *examplev1.MyApp, name string, obj client.Object) (bool, error) {
@@ -146,10 +164,10 @@ func (r *MyAppReconciler) lookUp(ctx context.Context, app *examplev1.MyApp, name
 // else. The API server checks an apply's resourceVersion against the stored object's and
 // answers 409 Conflict when they differ, while it ignores it when there is no object to
 // check against and creates one. No stored object can carry "1": etcd starts at revision 1
-// with no keys, so every write, the first included, gets a later revision. (An apply that
-// would change nothing is answered with the stored object, unchecked; for an object that
-// already carries all cfg says, our controller reference included, that is the right
-// answer.) This is what lets a child be created without a look-up first.
+// with no keys, so every write, the first included, gets a later revision. (Repeating the
+// create of an object exactly as it is stored, our controller reference included, was seen
+// answered with that object rather than 409: harmless, as such an object is ours as it is.)
+// This is what lets a child be created without a look-up first.
 const createOnly = "1"
 
 // create applies cfg as a new object named name, leaving it, as stored, in obj. It fails
@@ -160,7 +178,9 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 		return err
 	}
 	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // keeps an int64 beyond 2^53 exact
+	if err := dec.Decode(&body); err != nil {
 		return err
 	}
 	meta, ok := body["metadata"].(map[string]any)

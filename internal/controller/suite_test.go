@@ -105,7 +105,7 @@ func startManager(ctx context.Context, namespaces []string, requests *requestCou
 	}
 	cacheOpts := withSyncPeriod(CacheOptions(namespaces))
 	// A story that must set the scene before the operator looks labels its MyApp unwatched.
-	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: unwatched}
+	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: unwatched, Transform: trimMyApp}
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cacheOpts,
