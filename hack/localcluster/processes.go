@@ -126,9 +126,10 @@ func stop(o Options, name string, grace time.Duration) {
 				fmt.Fprintf(os.Stderr, "localcluster: pid %d is no longer %s (another process has it now); not signalling it\n", rec.pid, name)
 				return false
 			}
-			// Our process leads its group: the group is ours.
+			// Our process leads its group: the group is ours. A leader that already exited
+			// (a zombie) may have left members running: wait for those too.
 			_ = syscall.Kill(-rec.pid, sig)
-			return st.state != "Z"
+			return st.state != "Z" || len(survivors(rec)) > 0
 		}
 		pids := survivors(rec)
 		for _, pid := range pids {
