@@ -93,22 +93,23 @@ const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
 // Cached objects are never changed in place (readers get deep copies), so the shared map
 // stays as decoded.
 func trimDeployment(in any) (any, error) {
-	in, err := keepOwnManagedFields(in)
-	if err != nil {
+	d, ok := in.(*appsv1.Deployment)
+	if !ok {
+		return keepOwnManagedFields(in)
+	}
+	delete(d.Annotations, deploymentRevisionAnnotation)
+	if len(d.Annotations) == 0 {
+		d.Annotations = nil
+	}
+	// keepOwnManagedFields interns the metadata, the annotations as they are now included.
+	if _, err := keepOwnManagedFields(d); err != nil {
 		return in, err
 	}
-	if d, ok := in.(*appsv1.Deployment); ok {
-		delete(d.Annotations, deploymentRevisionAnnotation)
-		if len(d.Annotations) == 0 {
-			d.Annotations = nil
-		}
-		internMeta(&d.ObjectMeta)
-		// The pod template usually carries the Deployment's own labels: one map for both.
-		if t := &d.Spec.Template; maps.Equal(t.Labels, d.Labels) {
-			t.Labels = d.Labels
-		} else {
-			t.Labels = internMap(t.Labels)
-		}
+	// The pod template usually carries the Deployment's own labels: one map for both.
+	if t := &d.Spec.Template; maps.Equal(t.Labels, d.Labels) {
+		t.Labels = d.Labels
+	} else {
+		t.Labels = internMap(t.Labels)
 	}
 	return in, nil
 }
