@@ -21,6 +21,7 @@ import (
 const (
 	rawNamespace      = "bench-raw"
 	operatorNamespace = "bench-operator"
+	floorNamespace    = "bench-floor"
 )
 
 // options are the benchmark's flags.
@@ -39,68 +40,114 @@ type options struct {
 type result struct {
 	N              int
 	Raw            time.Duration // the raw baseline: 2N applies from a client
+	RawCPU         cpuTimes      // CPU each process used during the raw baseline
+	Floor          time.Duration // the operator's writes for N MyApps, sent by a client
+	FloorCPU       cpuTimes
 	Create         time.Duration // creating the N MyApps
 	Settle         time.Duration // first create until the operator's last request
-	SettleChildren time.Duration // first create until its last request other than an event
+	SettleCPU      cpuTimes      // CPU each process used from the first create until settled
 	Requests       requestCounts // the operator's requests from first create to settled
 	Quiet          requestCounts // the operator's requests in the quiet window
 	QuietWindow    time.Duration
 	Before         managerStats // the manager with its caches synced, before any MyApp
 	Settled        managerStats
 	After          managerStats  // at the end of the quiet window
-	ScrapeDuration time.Duration // mean time of one read of the API server's metrics
+	ScrapeDuration time.Duration // mean time of one read of the manager's metrics while settling
 	APIServer      string
 }
 
-// runSize measures one size on a fresh envtest.
+// runSize measures one size: the raw baseline, the operator and the floor, each on a fresh
+// envtest, so that each starts from the same empty API server. (On a shared one, the phase
+// that runs later pays for the objects of the earlier ones: the API server's ClusterIP
+// allocator, for one, walks every allocated address on each Service create.)
 func runSize(ctx context.Context, opts options, managerBin string, n int) (res result, err error) {
 	res = result{N: n, QuietWindow: opts.Quiet}
 	dir, err := os.MkdirTemp("", "bench-scale-"+strconv.Itoa(n)+"-")
 	if err != nil {
 		return res, err
 	}
-	log.Printf("N=%d: starting envtest (files in %s)", n, dir)
-	c, err := startCluster(dir)
-	if err != nil {
-		return res, err
-	}
-	defer func() { err = errors.Join(err, c.stop()) }()
-	res.APIServer = c.version
-	scraper, err := newAPIServerScraper(c.adminCfg)
-	if err != nil {
-		return res, err
-	}
-	for _, ns := range []string{rawNamespace, operatorNamespace} {
-		if err := c.createNamespace(ctx, ns); err != nil {
-			return res, err
+	if err := onFreshCluster(filepath.Join(dir, "raw"), func(c *cluster) error {
+		log.Printf("N=%d: raw baseline: %d Deployments and %d Services from a client, %d at a time", n, n, n, concurrency)
+		res.APIServer = c.version
+		if err := c.createNamespace(ctx, rawNamespace); err != nil {
+			return err
 		}
-	}
-
-	log.Printf("N=%d: raw baseline: %d Deployments and %d Services from a client, %d at a time", n, n, n, concurrency)
-	if res.Raw, err = rawBaseline(ctx, c.admin, rawNamespace, n); err != nil {
+		var err error
+		res.Raw, res.RawCPU, err = c.timed(func() error { return rawBaseline(ctx, c.admin, rawNamespace, n) })
+		if err != nil {
+			return err
+		}
+		if err := expectCount(ctx, c.admin, rawNamespace, n); err != nil {
+			return fmt.Errorf("raw baseline: %w", err)
+		}
+		log.Printf("N=%d: raw baseline took %s", n, res.Raw.Round(time.Millisecond))
+		return nil
+	}); err != nil {
 		return res, err
 	}
-	if err := expectCount(ctx, c.admin, rawNamespace, n); err != nil {
-		return res, fmt.Errorf("raw baseline: %w", err)
-	}
-	log.Printf("N=%d: raw baseline took %s", n, res.Raw.Round(time.Millisecond))
 
-	// The manager watches only its namespace: the raw baseline's objects carry the operator's
-	// labels, and would otherwise sit in its cache and in its memory figures.
-	mgr, err := startManager(managerBin, c.kubeconfig, filepath.Join(dir, "manager.log"), opts.Manager,
-		"WATCH_NAMESPACE="+operatorNamespace)
-	if err != nil {
+	var template examplev1.MyAppStatus
+	if err := onFreshCluster(filepath.Join(dir, "operator"), func(c *cluster) error {
+		if err := c.createNamespace(ctx, operatorNamespace); err != nil {
+			return err
+		}
+		scraper, err := newAPIServerScraper(c.adminCfg)
+		if err != nil {
+			return err
+		}
+		mgr, err := startManager(managerBin, c.kubeconfig, filepath.Join(dir, "manager.log"), opts.Manager,
+			"WATCH_NAMESPACE="+operatorNamespace)
+		if err != nil {
+			return err
+		}
+		defer mgr.stop()
+		c.cpu.add(procManager, mgr.cmd.Process.Pid)
+		if err := measureOperator(ctx, opts, c, scraper, mgr, &res); err != nil {
+			return fmt.Errorf("N=%d: %w (manager log: %s)", n, err, mgr.logPath)
+		}
+		if template, err = verifyConverged(ctx, c.admin, n); err != nil {
+			return fmt.Errorf("N=%d: %w", n, err)
+		}
+		return nil
+	}); err != nil {
 		return res, err
 	}
-	defer mgr.stop()
-	if err := measureOperator(ctx, opts, c, scraper, mgr, &res); err != nil {
-		return res, fmt.Errorf("N=%d: %w (manager log: %s)", n, err, mgr.logPath)
-	}
-	if err := verifyConverged(ctx, c.admin, n); err != nil {
-		return res, fmt.Errorf("N=%d: %w", n, err)
+
+	if err := onFreshCluster(filepath.Join(dir, "floor"), func(c *cluster) error {
+		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, %d MyApps at a time", n, n, concurrency)
+		if err := c.createNamespace(ctx, floorNamespace); err != nil {
+			return err
+		}
+		var err error
+		res.Floor, res.FloorCPU, err = c.timed(func() error {
+			return floorBaseline(ctx, c.admin, floorNamespace, n, template)
+		})
+		if err != nil {
+			return err
+		}
+		if err := expectCount(ctx, c.admin, floorNamespace, n); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		log.Printf("N=%d: floor took %s", n, res.Floor.Round(time.Millisecond))
+		return nil
+	}); err != nil {
+		return res, err
 	}
 	_ = os.RemoveAll(dir)
 	return res, nil
+}
+
+// onFreshCluster runs phase on an envtest of its own, stopped afterwards.
+func onFreshCluster(dir string, phase func(c *cluster) error) (err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	c, err := startCluster(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, c.stop()) }()
+	return phase(c)
 }
 
 // measureOperator creates the MyApps, waits for the operator to settle and then watches a
@@ -118,6 +165,10 @@ func measureOperator(ctx context.Context, opts options, c *cluster, scraper *api
 	if res.Before, err = mgr.stats(ctx); err != nil {
 		return err
 	}
+	cpuBefore, err := c.cpu.read()
+	if err != nil {
+		return err
+	}
 
 	log.Printf("N=%d: creating %d MyApps, %d at a time, and waiting for the operator to settle", res.N, res.N, concurrency)
 	start := time.Now()
@@ -127,13 +178,17 @@ func measureOperator(ctx context.Context, opts options, c *cluster, scraper *api
 		res.Create = time.Since(start)
 		created <- err
 	}()
-	settled, err := waitSettled(ctx, opts, scraper, mgr, before, created, res)
+	settled, err := waitSettled(ctx, opts, c.cpu, mgr, created, res)
 	if err != nil {
 		return err
 	}
 	res.Settle = settled.last.Sub(start)
-	res.SettleChildren = settled.lastNonEvent.Sub(start)
-	res.Requests = operatorDelta(before, settled.counts)
+	res.SettleCPU = settled.cpu.since(cpuBefore)
+	counts, err := scraper.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	res.Requests = operatorDelta(before, counts)
 	if res.Settled, err = mgr.stats(ctx); err != nil {
 		return err
 	}
@@ -149,7 +204,7 @@ func measureOperator(ctx context.Context, opts options, c *cluster, scraper *api
 	if err != nil {
 		return err
 	}
-	res.Quiet = operatorDelta(settled.counts, after)
+	res.Quiet = operatorDelta(counts, after)
 	if res.After, err = mgr.stats(ctx); err != nil {
 		return err
 	}
@@ -175,21 +230,24 @@ func saveProfiles(dir string, res *result) error {
 	return nil
 }
 
-// settledCounts are the operator's request counters once it stopped, and when they last
-// moved: all of them, and those other than events.
-type settledCounts struct {
-	counts             requestCounts
-	last, lastNonEvent time.Time
+// settledAt is when the operator's request counter last moved, and the processes' CPU times
+// read just after.
+type settledAt struct {
+	last time.Time
+	cpu  cpuTimes
 }
 
-// waitSettled polls the API server's request counters until the MyApps are all created, the
-// manager's work queue is empty and no operator request was counted for opts.SettleQuiet.
-func waitSettled(ctx context.Context, opts options, scraper *apiServerScraper, mgr *managerProcess,
-	before requestCounts, created <-chan error, res *result) (settledCounts, error) {
+// waitSettled polls the manager's own count of the requests its clients sent until the MyApps
+// are all created, the count stayed still for opts.SettleQuiet and the manager's work queue is
+// empty with no active worker. It reads the manager's small metrics page, not the API
+// server's: that page is large, and reading it a few times a second would cost the API server
+// CPU the raw baseline does not pay.
+func waitSettled(ctx context.Context, opts options, cpu *cpuMeter, mgr *managerProcess,
+	created <-chan error, res *result) (settledAt, error) {
 	deadline := time.Now().Add(opts.SettleTimeout)
-	s := settledCounts{counts: before, last: time.Now(), lastNonEvent: time.Now()}
-	prevScrape := s.last
-	var lastTotal, lastNonEvents float64
+	var s settledAt
+	prevRead := time.Now()
+	lastCount := -1.0
 	createsDone := false
 	var scrapeTime time.Duration
 	scrapes := 0
@@ -205,7 +263,7 @@ func waitSettled(ctx context.Context, opts options, scraper *apiServerScraper, m
 		case <-time.After(opts.Poll):
 		}
 		t0 := time.Now()
-		cur, err := scraper.scrape(ctx)
+		samples, err := mgr.scrape(ctx, "rest_client_requests_total", "workqueue_depth", "controller_runtime_active_workers")
 		if err != nil {
 			return s, err
 		}
@@ -213,16 +271,19 @@ func waitSettled(ctx context.Context, opts options, scraper *apiServerScraper, m
 		scrapeTime += now.Sub(t0)
 		scrapes++
 		res.ScrapeDuration = scrapeTime / time.Duration(scrapes)
-		// A change happened between the previous read and this one; taking the middle
-		// halves the error of taking either end.
-		changedAt := prevScrape.Add(t0.Sub(prevScrape) / 2)
-		prevScrape = t0
-		delta := operatorDelta(before, cur)
-		if nonEvents := delta.total(func(k requestKey) bool { return !isEvent(k) }); nonEvents != lastNonEvents {
-			lastNonEvents, s.lastNonEvent = nonEvents, changedAt
+		count, err := single(samples, "rest_client_requests_total", nil)
+		if err != nil {
+			return s, err
 		}
-		if total := delta.total(nil); total != lastTotal {
-			lastTotal, s.counts, s.last = total, cur, changedAt
+		// A request happened between the previous read and this one; taking the middle
+		// halves the error of taking either end.
+		changedAt := prevRead.Add(t0.Sub(prevRead) / 2)
+		prevRead = t0
+		if count != lastCount {
+			lastCount, s.last = count, changedAt
+			if s.cpu, err = cpu.read(); err != nil {
+				return s, err
+			}
 			continue
 		}
 		if !createsDone || now.Sub(s.last) < opts.SettleQuiet {
@@ -231,11 +292,11 @@ func waitSettled(ctx context.Context, opts options, scraper *apiServerScraper, m
 			}
 			continue
 		}
-		busy, err := mgr.busy(ctx)
+		working, err := busy(samples)
 		if err != nil {
 			return s, err
 		}
-		if !busy {
+		if !working {
 			return s, nil
 		}
 	}
@@ -284,22 +345,23 @@ func expectCount(ctx context.Context, c client.Client, namespace string, n int) 
 }
 
 // verifyConverged checks, after the measurement, that the operator did its job: every MyApp
-// has its children and a status for its current generation with a Ready condition.
-func verifyConverged(ctx context.Context, c client.Client, n int) error {
+// has its children and a status for its current generation with a Ready condition. It returns
+// one of those statuses, which the floor writes.
+func verifyConverged(ctx context.Context, c client.Client, n int) (examplev1.MyAppStatus, error) {
 	if err := expectCount(ctx, c, operatorNamespace, n); err != nil {
-		return fmt.Errorf("the operator settled without converging: %w", err)
+		return examplev1.MyAppStatus{}, fmt.Errorf("the operator settled without converging: %w", err)
 	}
 	apps := &examplev1.MyAppList{}
 	if err := c.List(ctx, apps, client.InNamespace(operatorNamespace)); err != nil {
-		return err
+		return examplev1.MyAppStatus{}, err
 	}
 	for _, app := range apps.Items {
 		ready := meta.FindStatusCondition(app.Status.Conditions, "Ready")
 		if app.Status.ObservedGeneration != app.Generation || ready == nil {
-			return fmt.Errorf("the operator settled without converging: "+
+			return examplev1.MyAppStatus{}, fmt.Errorf("the operator settled without converging: "+
 				"MyApp %s has observedGeneration %d (generation %d) and conditions %v",
 				app.Name, app.Status.ObservedGeneration, app.Generation, app.Status.Conditions)
 		}
 	}
-	return nil
+	return apps.Items[0].Status, nil
 }

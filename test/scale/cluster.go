@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +38,7 @@ type cluster struct {
 	adminCfg   *rest.Config
 	kubeconfig string // the manager's own user, written for its --kubeconfig
 	version    string
+	cpu        *cpuMeter // the API server, etcd and this program; the manager once it runs
 }
 
 func startCluster(dir string) (*cluster, error) {
@@ -49,6 +52,10 @@ func startCluster(dir string) (*cluster, error) {
 	}
 	c := &cluster{env: env}
 	if err := c.setUp(dir); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
+	if err := c.findProcesses(); err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
@@ -86,6 +93,42 @@ func (c *cluster) setUp(dir string) error {
 	}
 	c.kubeconfig = filepath.Join(dir, "manager.kubeconfig")
 	return os.WriteFile(c.kubeconfig, kc, 0o600)
+}
+
+// findProcesses finds the kube-apiserver and etcd of this envtest by the ports they serve.
+func (c *cluster) findProcesses() error {
+	u, err := url.Parse(c.env.Config.Host)
+	if err != nil {
+		return err
+	}
+	apiserver, err := findProcess("--secure-port=" + u.Port())
+	if err != nil {
+		return fmt.Errorf("finding the kube-apiserver: %w", err)
+	}
+	etcd, err := findProcess("--listen-client-urls=" + c.env.ControlPlane.Etcd.URL.String())
+	if err != nil {
+		return fmt.Errorf("finding etcd: %w", err)
+	}
+	c.cpu = &cpuMeter{pids: map[string]int{procAPIServer: apiserver, procEtcd: etcd, procBench: os.Getpid()}}
+	return nil
+}
+
+// timed runs phase and returns its wall time and the CPU time each process used meanwhile.
+func (c *cluster) timed(phase func() error) (time.Duration, cpuTimes, error) {
+	before, err := c.cpu.read()
+	if err != nil {
+		return 0, nil, err
+	}
+	start := time.Now()
+	if err := phase(); err != nil {
+		return 0, nil, err
+	}
+	wall := time.Since(start)
+	after, err := c.cpu.read()
+	if err != nil {
+		return 0, nil, err
+	}
+	return wall, after.since(before), nil
 }
 
 func (c *cluster) createNamespace(ctx context.Context, name string) error {

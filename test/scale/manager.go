@@ -237,13 +237,10 @@ func (m *managerProcess) heapProfile(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
-// busy tells whether the controller has work queued or in hand. The queue's depth gauge
-// exists only once something was queued, so this is asked only after MyApps were created.
-func (m *managerProcess) busy(ctx context.Context) (bool, error) {
-	samples, err := m.scrape(ctx, "workqueue_depth", "controller_runtime_active_workers")
-	if err != nil {
-		return false, err
-	}
+// busy tells, from the manager's metrics, whether the controller has work queued or in hand.
+// The queue's depth gauge exists only once something was queued, so this is asked only after
+// MyApps were created.
+func busy(samples []sample) (bool, error) {
 	depth, err := single(samples, "workqueue_depth", map[string]string{"name": "myapp"})
 	if err != nil {
 		return false, err

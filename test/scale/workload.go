@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -22,7 +22,7 @@ const (
 	workloadReplicas = 2
 	// concurrency is how many requests the benchmark has in flight, in both phases.
 	concurrency = 10
-	// rawFieldOwner applies the raw baseline's objects.
+	// rawFieldOwner applies the raw baseline's and the floor's objects.
 	rawFieldOwner = "bench-raw"
 )
 
@@ -78,12 +78,11 @@ feed:
 // would make for n MyApps, and returns the wall time. The MyApp they are built from is the
 // API server's own defaulting of the benchmark's MyApp (a dry-run create), so that the
 // objects are exactly the operator's.
-func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) (time.Duration, error) {
+func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) error {
 	template := newMyApp(namespace, 0)
 	if err := c.Create(ctx, template, client.DryRunAll); err != nil {
-		return 0, fmt.Errorf("dry-run create of a MyApp: %w", err)
+		return fmt.Errorf("dry-run create of a MyApp: %w", err)
 	}
-	start := time.Now()
 	err := parallel(ctx, 2*n, func(ctx context.Context, j int) error {
 		app := template.DeepCopy()
 		app.Name = appName(j / 2)
@@ -100,9 +99,51 @@ func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) 
 		return c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("raw baseline: %w", err)
+		return fmt.Errorf("raw baseline: %w", err)
 	}
-	return time.Since(start), nil
+	return nil
+}
+
+// floorBaseline sends from a client, 10 MyApps at a time, the writes the operator makes for a
+// new MyApp, one after another: the user's create of the MyApp, the apply of its Deployment
+// and of its Service, one status patch and one event. status is the one the operator wrote in
+// the operator phase.
+func floorBaseline(ctx context.Context, c client.Client, namespace string, n int, status examplev1.MyAppStatus) error {
+	return parallel(ctx, n, func(ctx context.Context, i int) error {
+		app := newMyApp(namespace, i)
+		if err := c.Create(ctx, app); err != nil {
+			return fmt.Errorf("floor: creating MyApp %s: %w", app.Name, err)
+		}
+		dep, err := desired.Deployment(app)
+		if err != nil {
+			return err
+		}
+		if err := c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		if err := c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
+			return fmt.Errorf("floor: %w", err)
+		}
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		app.Status = *status.DeepCopy()
+		app.Status.ObservedGeneration = app.Generation
+		if err := c.Status().Patch(ctx, app, patch); err != nil {
+			return fmt.Errorf("floor: status of MyApp %s: %w", app.Name, err)
+		}
+		now := metav1.Now()
+		event := &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: app.Name + "."},
+			InvolvedObject: corev1.ObjectReference{APIVersion: examplev1.GroupVersion.String(), Kind: "MyApp",
+				Namespace: namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion},
+			Reason: "Created", Message: "Created Service " + app.Name + ", Deployment " + app.Name,
+			Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: rawFieldOwner},
+			FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		}
+		if err := c.Create(ctx, event); err != nil {
+			return fmt.Errorf("floor: event of MyApp %s: %w", app.Name, err)
+		}
+		return nil
+	})
 }
 
 // createMyApps creates n MyApps with the benchmark's concurrency.
