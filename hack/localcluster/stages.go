@@ -1,10 +1,56 @@
 package main
 
-// kwokStages are the pod lifecycles kwok simulates. Nodes keep kwok's defaults. A pod whose
-// image is unstartableImage stays Pending with its container waiting, as a real kubelet
-// leaves a pod whose image cannot be pulled; every other pod starts and becomes Ready at
-// once. Deleted pods are removed.
+// kwokStages are the node and pod lifecycles kwok simulates (since v0.8.0 kwok has no
+// default node stages once it is given a configuration). A node turns Ready once; after
+// that, kwok renews its Lease (--node-lease-duration-seconds), which is what the node
+// lifecycle controller reads as its heartbeat. A pod whose image is unstartableImage stays
+// Pending with its container waiting, as a real kubelet leaves a pod whose image cannot be
+// pulled; every other pod starts and becomes Ready at once. Deleted pods are removed.
 const kwokStages = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Node
+  selector:
+    matchExpressions:
+    - key: '.status.phase'
+      operator: 'NotIn'
+      values: ['Running']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      phase: Running
+      conditions:
+      - type: Ready
+        status: "True"
+        reason: KubeletReady
+        message: simulated by kwok
+        lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+      {{ range list "MemoryPressure" "DiskPressure" "PIDPressure" }}
+      - type: {{ . }}
+        status: "False"
+        reason: KubeletHasNo{{ . }}
+        lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+      {{ end }}
+      addresses:
+      - type: InternalIP
+        address: {{ NodeIP | Quote }}
+      - type: Hostname
+        address: {{ .metadata.name | Quote }}
+      daemonEndpoints:
+        kubeletEndpoint:
+          Port: {{ NodePort }}
+      nodeInfo:
+        architecture: amd64
+        operatingSystem: linux
+        kubeletVersion: simulated
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: pod-ready

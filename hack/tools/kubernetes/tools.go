@@ -1,6 +1,7 @@
 //go:build tools
 
-// Package tools pins the version of a build tool; see hack/tools/README.md.
+// Package tools pins the versions of the control plane's programs: Kubernetes, and kwok for
+// the simulated nodes. etcd is ./etcd, a main package around etcd's server module.
 package tools
 
 import (
@@ -10,4 +11,5 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "sigs.k8s.io/kwok/cmd/kwok"
 )
