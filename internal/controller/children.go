@@ -89,11 +89,15 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 			return existing, err
 		}
 	}
-	switch after, err := kind.extract(live, FieldOwner); {
-	case !exists:
+	r.writes.record(ctx, r.Client, live)
+	if !exists {
 		ch.record(r, app, reasonCreated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Created child", "kind", r.kindOf(live), "name", name)
-	case err == nil && !equality.Semantic.DeepEqual(owned, after):
+		return live, r.dropStaleRepairOwner(ctx, live)
+	}
+	// Reading back what we own is half of an apply's cost in the operator's CPU; a created
+	// child needs no comparison.
+	if after, err := kind.extract(live, FieldOwner); err == nil && !equality.Semantic.DeepEqual(owned, after) {
 		ch.record(r, app, reasonUpdated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Updated child", "kind", r.kindOf(live), "name", name)
 	}

@@ -54,6 +54,8 @@ type MyAppReconciler struct {
 	WatchNamespaces []string
 
 	pods cache.Cache
+	// writes are the children's versions this operator just wrote, whose events are dropped.
+	writes ownWrites
 }
 
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
@@ -234,7 +236,8 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 
 // SetupWithManager registers the reconciler. The MyApp is watched for spec changes, reconcile
 // requests and resyncs (not for its own status writes); the children for the changes that
-// can move the MyApp's status or intent (see predicates.go).
+// can move the MyApp's status or intent (see predicates.go), except the versions the operator
+// wrote itself (ownwrites.go).
 func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b, err := r.setupPods(mgr, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -242,10 +245,11 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
-		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
-		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
-		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.writes.predicate(), childChanged(deploymentStatusChanged))).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.writes.predicate(), childChanged(nil))).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{},
+			builder.WithPredicates(r.writes.predicate(), childChanged(autoscalerStatusChanged))).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(r.writes.predicate(), childChanged(nil))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)
