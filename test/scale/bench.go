@@ -72,6 +72,9 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		if err := c.createNamespace(ctx, rawNamespace); err != nil {
 			return err
 		}
+		if err := warmUp(ctx, c.admin, rawNamespace); err != nil {
+			return err
+		}
 		var err error
 		res.Raw, res.RawCPU, err = c.timed(func() error { return rawBaseline(ctx, c.admin, rawNamespace, n) })
 		if err != nil {
@@ -89,6 +92,9 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	var template examplev1.MyAppStatus
 	if err := onFreshCluster(filepath.Join(dir, "operator"), func(c *cluster) error {
 		if err := c.createNamespace(ctx, operatorNamespace); err != nil {
+			return err
+		}
+		if err := warmUp(ctx, c.admin, operatorNamespace); err != nil {
 			return err
 		}
 		scraper, err := newAPIServerScraper(c.adminCfg)
@@ -116,6 +122,9 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	if err := onFreshCluster(filepath.Join(dir, "floor"), func(c *cluster) error {
 		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, %d MyApps at a time", n, n, concurrency)
 		if err := c.createNamespace(ctx, floorNamespace); err != nil {
+			return err
+		}
+		if err := warmUp(ctx, c.admin, floorNamespace); err != nil {
 			return err
 		}
 		var err error

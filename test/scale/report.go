@@ -269,7 +269,9 @@ const methodText = `## Method
 - **Control plane.** For each N, three fresh envtests (kube-apiserver and etcd, no controller
   manager, no nodes), one per phase, so that each phase starts from the same empty API server;
   each with ` + "`--service-cluster-ip-range=" + serviceCIDR + "`" + ` so that N Services fit, and the CRD from
-  config/crd/bases. (On one shared API server the later phase pays for the earlier one's objects:
+  config/crd/bases. Before its clock starts, each phase sends one dry run of each write it times
+  (a MyApp create, a Deployment and a Service apply, an event), so that a fresh API server's
+  one-time costs are in none of the figures. (On one shared API server the later phase pays for the earlier one's objects:
   the ClusterIP allocator walks every allocated address on each Service create, a sixth of the API
   server's CPU at N=1000 in a profile.)
 - **Raw baseline.** An admin client (no client-side rate limit) server-side applies, 10 at a time,
