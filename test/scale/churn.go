@@ -56,7 +56,7 @@ func runChurn(ctx context.Context, opts options, managerBin string, n int) (res 
 	if err != nil {
 		return res, err
 	}
-	lc := func(args ...string) error {
+	lc := func(ctx context.Context, args ...string) error {
 		cmd := exec.CommandContext(ctx, opts.Churn.LocalCluster, append([]string{
 			"--state", dir, "--bin", opts.Churn.K8sBin, "--kwok", opts.Churn.Kwok,
 			"--nodes", strconv.Itoa(res.Nodes),
@@ -65,11 +65,12 @@ func runChurn(ctx context.Context, opts options, managerBin string, n int) (res 
 		return cmd.Run()
 	}
 	log.Printf("N=%d churn: starting the local cluster with %d simulated nodes (files in %s)", n, res.Nodes, dir)
-	if err := lc("up"); err != nil {
+	if err := lc(ctx, "up"); err != nil {
 		return res, fmt.Errorf("starting the local cluster: %w", err)
 	}
 	defer func() {
-		if derr := lc("down"); derr != nil {
+		// Not under ctx: an interrupted run must still stop its cluster.
+		if derr := lc(context.WithoutCancel(ctx), "down"); derr != nil {
 			err = errors.Join(err, fmt.Errorf("stopping the local cluster: %w", derr))
 		} else if err == nil {
 			_ = os.RemoveAll(dir)
