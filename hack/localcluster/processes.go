@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/example/myapp-operator/hack/procstat"
 )
 
 // crashError reports a component that exited; fail prints the end of its log.
@@ -81,8 +83,8 @@ func alive(o Options, name string) bool {
 	if !ok {
 		return false
 	}
-	st, err := readProcStat(rec.pid)
-	return err == nil && rec.is(st) && st.state != "Z"
+	st, err := procstat.Read(rec.pid)
+	return err == nil && rec.is(st) && st.State != "Z"
 }
 
 // components lists the recorded components, in start order.
@@ -121,7 +123,7 @@ func stop(o Options, name string, grace time.Duration) {
 		return
 	}
 	signal := func(sig syscall.Signal) (left bool) {
-		if st, err := readProcStat(rec.pid); err == nil {
+		if st, err := procstat.Read(rec.pid); err == nil {
 			if !rec.is(st) {
 				fmt.Fprintf(os.Stderr, "localcluster: pid %d is no longer %s (another process has it now); not signalling it\n", rec.pid, name)
 				return false
@@ -129,7 +131,7 @@ func stop(o Options, name string, grace time.Duration) {
 			// Our process leads its group: the group is ours. A leader that already exited
 			// (a zombie) may have left members running: wait for those too.
 			_ = syscall.Kill(-rec.pid, sig)
-			return st.state != "Z" || len(survivors(rec)) > 0
+			return st.State != "Z" || len(survivors(rec)) > 0
 		}
 		pids := survivors(rec)
 		for _, pid := range pids {
@@ -142,7 +144,7 @@ func stop(o Options, name string, grace time.Duration) {
 	}
 	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
-		if st, err := readProcStat(rec.pid); (err != nil || !rec.is(st) || st.state == "Z") && len(survivors(rec)) == 0 {
+		if st, err := procstat.Read(rec.pid); (err != nil || !rec.is(st) || st.State == "Z") && len(survivors(rec)) == 0 {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

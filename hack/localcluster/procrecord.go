@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/example/myapp-operator/hack/procstat"
 )
 
 // procRecord is what the cluster records of a process it started, in <state>/pids/<name>:
@@ -24,8 +26,8 @@ type procRecord struct {
 func (r procRecord) String() string { return fmt.Sprintf("%d %d %s", r.pid, r.start, r.boot) }
 
 // is tells whether the process st describes is the recorded one.
-func (r procRecord) is(st procStat) bool {
-	return st.pid == r.pid && st.start == r.start && r.boot == currentBoot()
+func (r procRecord) is(st procstat.Stat) bool {
+	return st.PID == r.pid && st.Start == r.start && r.boot == currentBoot()
 }
 
 // errLegacyRecord: a pid file of an older localcluster, which recorded the pid alone.
@@ -64,7 +66,7 @@ func legacyPid(o Options, name string) int {
 
 // recordProcess records the running (or not yet reaped) process pid.
 func recordProcess(pid int) (procRecord, error) {
-	st, err := readProcStat(pid)
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return procRecord{}, err
 	}
@@ -72,42 +74,7 @@ func recordProcess(pid int) (procRecord, error) {
 	if boot == "" {
 		return procRecord{}, errors.New("cannot read /proc/sys/kernel/random/boot_id")
 	}
-	return procRecord{pid: pid, start: st.start, boot: boot}, nil
-}
-
-// procStat is what the cluster reads of /proc/<pid>/stat (proc(5)).
-type procStat struct {
-	pid   int
-	state string // field 3: R, S, D, Z, ...
-	pgrp  int    // field 5
-	start uint64 // field 22: start time, clock ticks after boot
-}
-
-// readProcStat reads /proc/<pid>/stat. The command name (field 2) is in parentheses and may
-// hold spaces and parentheses itself: the fields after it are counted from its last ')'.
-func readProcStat(pid int) (procStat, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseProcStat(pid, string(b))
-}
-
-func parseProcStat(pid int, s string) (procStat, error) {
-	end := strings.LastIndexByte(s, ')')
-	if end < 0 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(s[end+1:]) // f[0] is field 3
-	if len(f) < 20 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 20", pid, len(f))
-	}
-	pgrp, err1 := strconv.Atoi(f[2])
-	start, err2 := strconv.ParseUint(f[19], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return procStat{pid: pid, state: f[0], pgrp: pgrp, start: start}, nil
+	return procRecord{pid: pid, start: st.Start, boot: boot}, nil
 }
 
 // procRoot is where the kernel's process table is mounted.
@@ -138,11 +105,11 @@ func survivors(r procRecord) []int {
 		if err != nil {
 			continue
 		}
-		st, err := readProcStat(pid)
-		if err != nil || st.pgrp != r.pid || st.state == "Z" || st.start < r.start {
+		st, err := procstat.Read(pid)
+		if err != nil || st.PGrp != r.pid || st.State == "Z" || st.Start < r.start {
 			continue
 		}
-		if pid == r.pid && st.start != r.start {
+		if pid == r.pid && st.Start != r.start {
 			return nil // a stranger leads the group now: ours is gone
 		}
 		pids = append(pids, pid)

@@ -12,35 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-func TestParseProcStat(t *testing.T) {
-	// proc(5): pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
-	// cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime ...
-	tail := " 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 200"
-	cases := map[string]struct {
-		stat      string
-		wantState string
-	}{
-		"plain":                           {"4242 (sleep) S" + tail, "S"},
-		"spaces and parentheses in comm":  {"4242 (a) b (c)) Z" + tail, "Z"},
-		"a comm that looks like a number": {"4242 (1 2 3) R" + tail, "R"},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			st, err := parseProcStat(4242, c.stat)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.state != c.wantState || st.pgrp != 4242 || st.start != 987654 {
-				t.Fatalf("got %+v, want state %s, pgrp 4242, start 987654", st, c.wantState)
-			}
-		})
-	}
-	if _, err := parseProcStat(1, "1 (short) S 0 1"); err == nil {
-		t.Fatal("a truncated stat line parsed")
-	}
-}
+	"github.com/example/myapp-operator/hack/procstat"
+)
 
 func TestParseRecord(t *testing.T) {
 	if r, err := parseRecord("12 345 b00t\n"); err != nil || r != (procRecord{pid: 12, start: 345, boot: "b00t"}) {
@@ -76,8 +50,8 @@ func stranger(t *testing.T) (*exec.Cmd, procRecord) {
 // running tells whether a child of the test still runs (not exited, not a zombie).
 func running(t *testing.T, cmd *exec.Cmd) bool {
 	t.Helper()
-	st, err := readProcStat(cmd.Process.Pid)
-	return err == nil && st.state != "Z"
+	st, err := procstat.Read(cmd.Process.Pid)
+	return err == nil && st.State != "Z"
 }
 
 func writeRecord(t *testing.T, o Options, name, content string) {
@@ -160,7 +134,7 @@ func TestStopEndsWhatItStarted(t *testing.T) {
 	}
 	pid := pidOf(o, "sleeper")
 	stop(o, "sleeper", 5*time.Second)
-	if st, err := readProcStat(pid); err == nil && st.state != "Z" {
+	if st, err := procstat.Read(pid); err == nil && st.State != "Z" {
 		t.Fatalf("stop left the component running: %+v", st)
 	}
 
@@ -173,7 +147,7 @@ func TestStopEndsWhatItStarted(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		left = survivors(rec)
-		if st, err := readProcStat(rec.pid); (err != nil || st.state == "Z") && len(left) == 1 {
+		if st, err := procstat.Read(rec.pid); (err != nil || st.State == "Z") && len(left) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -183,7 +157,7 @@ func TestStopEndsWhatItStarted(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(left[0], syscall.SIGKILL) })
 	stop(o, "parent", 5*time.Second)
-	if st, err := readProcStat(left[0]); err == nil && st.state != "Z" {
+	if st, err := procstat.Read(left[0]); err == nil && st.State != "Z" {
 		t.Fatalf("stop left the group's survivor %d running", left[0])
 	}
 }

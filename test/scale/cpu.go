@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -9,43 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// clockTicks is Linux's USER_HZ, the unit of utime and stime in /proc/<pid>/stat. It is 100 on
-// every architecture Linux supports (getconf CLK_TCK), and Go has no way to ask without cgo.
-const clockTicks = 100
+	"github.com/example/myapp-operator/hack/procstat"
+)
 
 // processCPU is the CPU time (user and system) a process has used since it started.
 func processCPU(pid int) (time.Duration, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(pid, raw)
-}
-
-// parseStatCPU reads utime and stime from the text of /proc/<pid>/stat.
-func parseStatCPU(pid int, raw []byte) (time.Duration, error) {
-	// The command name, field 2, is in parentheses and may hold spaces; count after it.
-	end := bytes.LastIndexByte(raw, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(raw[end+1:]))
-	// After the name: state is field 3, utime field 14 and stime field 15.
-	const utime, stime = 14 - 3, 15 - 3
-	if len(fields) <= stime {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
-	}
-	var ticks int64
-	for _, f := range []string{fields[utime], fields[stime]} {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	st, err := procstat.Read(pid)
+	return st.CPU, err
 }
 
 // findProcess returns the one process whose command line holds every one of args, each as a
