@@ -66,15 +66,9 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	if err != nil {
 		return res, err
 	}
-	if err := onFreshCluster(filepath.Join(dir, "raw"), func(c *cluster) error {
+	if err := onFreshCluster(ctx, filepath.Join(dir, "raw"), rawNamespace, func(c *cluster) error {
 		log.Printf("N=%d: raw baseline: %d Deployments and %d Services from a client, %d at a time", n, n, n, concurrency)
 		res.APIServer = c.version
-		if err := c.createNamespace(ctx, rawNamespace); err != nil {
-			return err
-		}
-		if err := warmUp(ctx, c.admin, rawNamespace); err != nil {
-			return err
-		}
 		var err error
 		res.Raw, res.RawCPU, err = c.timed(func() error { return rawBaseline(ctx, c.admin, rawNamespace, n) })
 		if err != nil {
@@ -90,13 +84,7 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	}
 
 	var template examplev1.MyAppStatus
-	if err := onFreshCluster(filepath.Join(dir, "operator"), func(c *cluster) error {
-		if err := c.createNamespace(ctx, operatorNamespace); err != nil {
-			return err
-		}
-		if err := warmUp(ctx, c.admin, operatorNamespace); err != nil {
-			return err
-		}
+	if err := onFreshCluster(ctx, filepath.Join(dir, "operator"), operatorNamespace, func(c *cluster) error {
 		scraper, err := newAPIServerScraper(c.adminCfg)
 		if err != nil {
 			return err
@@ -119,14 +107,8 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		return res, err
 	}
 
-	if err := onFreshCluster(filepath.Join(dir, "floor"), func(c *cluster) error {
+	if err := onFreshCluster(ctx, filepath.Join(dir, "floor"), floorNamespace, func(c *cluster) error {
 		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, %d MyApps at a time", n, n, concurrency)
-		if err := c.createNamespace(ctx, floorNamespace); err != nil {
-			return err
-		}
-		if err := warmUp(ctx, c.admin, floorNamespace); err != nil {
-			return err
-		}
 		var err error
 		res.Floor, res.FloorCPU, err = c.timed(func() error {
 			return floorBaseline(ctx, c.admin, floorNamespace, n, template)
@@ -146,8 +128,9 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	return res, nil
 }
 
-// onFreshCluster runs phase on an envtest of its own, stopped afterwards.
-func onFreshCluster(dir string, phase func(c *cluster) error) (err error) {
+// onFreshCluster runs phase on an envtest of its own, stopped afterwards, once the phase's
+// namespace exists and the API server is warmed up (warmUp).
+func onFreshCluster(ctx context.Context, dir, namespace string, phase func(c *cluster) error) (err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -156,6 +139,12 @@ func onFreshCluster(dir string, phase func(c *cluster) error) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, c.stop()) }()
+	if err := c.createNamespace(ctx, namespace); err != nil {
+		return err
+	}
+	if err := warmUp(ctx, c.admin, namespace); err != nil {
+		return err
+	}
 	return phase(c)
 }
 
