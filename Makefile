@@ -76,13 +76,17 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD and the ClusterRole from the ma
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
 
+# Two Go modules: the operator's (the repository's root) and test/'s, the suites that need
+# OLM's API and tooling (see test/go.mod). fmt and vet cover both.
 .PHONY: fmt
 fmt: ## Run go fmt.
 	go fmt ./...
+	go -C test fmt ./...
 
 .PHONY: vet
 vet: ## Run go vet.
 	go vet ./...
+	go -C test vet ./...
 
 # The fuzz targets, as package:target. `go test` runs each on its seed corpus (and on the
 # inputs in the package's testdata/fuzz); make test fuzzes each for TEST_FUZZTIME more, make
@@ -97,7 +101,9 @@ for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; go test $${t%%:*} -run
 endef
 .PHONY: test
 test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
-	SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) -coverprofile cover.out
+	go test ./... -coverprofile cover.out
+	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
+		go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode)
 	$(call run-fuzz,$(TEST_FUZZTIME))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
@@ -115,6 +121,9 @@ bench: ## Benchmarks of the pure builders and the status computation.
 
 .PHONY: verify
 verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+	go mod tidy
+	go -C test mod tidy
+	hack/check-deps-aligned.sh
 	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
 	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
@@ -136,7 +145,7 @@ check-operatorhub: $(OPERATOR_SDK) ## The community-operators static checks: ope
 		if echo "$$out" | grep -E 'level=(warning|error)' | grep -vqF '$(OPERATORHUB_DEPRECATION)'; then \
 			echo "bundle validation ($$sel) reported problems"; exit 1; fi; \
 	done
-	go test ./test/bundle -count=1 -run '^TestOperatorHub'
+	go -C test test ./bundle -count=1 -run '^TestOperatorHub'
 
 ##@ Build
 
@@ -323,14 +332,15 @@ cluster-down: localcluster ## Stop the local cluster and the operator, and remov
 cluster-status: localcluster ## Report every local cluster component; fails if one has crashed.
 	$(LOCALCLUSTER) status
 
-# What the demo runs, and nothing else: the CRD is committed, so no code generator; kubectl's
-# own kustomize applies it. The builds are independent and run side by side (-j): on a cold
-# machine that overlaps module downloads and links with compiling.
-DEMO_DEPS := $(CLUSTER_DEPS) demo-programs
-
+# What the demo builds, and nothing else: the CRD is committed, so no code generator; kubectl's
+# own kustomize applies it. First the cluster's binaries (-j: the control plane's single go
+# build beside any real-node packages), then the demo's programs, which reuse the packages the
+# control plane compiled.
 # The demo's own programs, one go build after the other, so that the manager's build reuses
 # the packages localcluster's compiled (nearly all of localcluster's are the manager's too).
-# As two jobs of -j4 side by side, both would compile them.
+# As two jobs of -j4 side by side, both would compile them. The demo builds them after the
+# control plane: the root module's dependencies are the control plane's versions
+# (hack/check-deps-aligned.sh), so they find client-go and the rest already compiled.
 .PHONY: demo-programs
 demo-programs: localcluster
 	@$(MAKE) --no-print-directory manager
@@ -341,7 +351,8 @@ manager: | $(LOCALBIN) ## Build the manager binary alone (no generation, fmt or 
 
 .PHONY: demo
 demo: ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
-	@$(MAKE) --no-print-directory -j4 $(DEMO_DEPS)
+	@$(MAKE) --no-print-directory -j4 $(CLUSTER_DEPS)
+	@$(MAKE) --no-print-directory demo-programs
 	$(LOCALCLUSTER) up
 	$(KUBECTL_LOCAL) apply --server-side -k config/crd
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
@@ -383,7 +394,7 @@ e2e-run:
 	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) E2E_LOCALCLUSTER=$(LOCALBIN)/localcluster \
-		go test ./test/e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
+		go -C test test ./e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 
 # make mutation-check (not in CI; see hack/mutation-check.sh): builds deliberately broken
@@ -425,7 +436,7 @@ olm-run:
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_PREVIOUS_MANAGER=$(PREVIOUS_MANAGER) \
-		go test ./test/olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
+		go -C test test ./olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
@@ -445,7 +456,7 @@ olmv1-run:
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
 		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(PREVIOUS_MANAGER) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
-		go test ./test/olmv1/ -v -count=1 -timeout 15m -ginkgo.v
+		go -C test test ./olmv1/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's
@@ -470,7 +481,7 @@ realnode-run:
 	reg=$$($(LOCALCLUSTER) registry); \
 	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
 	for v in $(TEST_APP_VERSIONS); do \
-		CGO_ENABLED=0 go build -trimpath -ldflags "-X main.version=$$v" -o $(IMAGES_DIR)/test-app-$$v ./test/app; \
+		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(IMAGES_DIR)/test-app-$$v ./app; \
 		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
 	done; \
 	(cd hack/tools/operator-sdk && go build -tags containers_image_openpgp $(STATIC_CGO_LDFLAGS) \
@@ -488,7 +499,7 @@ realnode-run:
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
 		E2E_REGISTRY_CA=$(CLUSTER_STATE)/pki/ca.crt E2E_BUNDLE_IMAGE=$$tls/myapp-operator-bundle:v$(VERSION) \
 		E2E_INDEX_IMAGE=$$tls/opm:local E2E_DECOMPRESSION_IMAGE=$$tls/busybox:local E2E_OLM_UTIL_IMAGE=$$tls/olm-util:local \
-		go test ./test/realnode/ -v -count=1 -timeout 15m -ginkgo.v $(REALNODE_FLAGS)
+		go -C test test ./realnode/ -v -count=1 -timeout 15m -ginkgo.v $(REALNODE_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot
@@ -578,4 +589,5 @@ $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
 BENCH_SCALE_FLAGS ?= -n 100,1000 -churn 100,1000
 .PHONY: bench-scale
 bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/benchmarks.md.
-	go run ./test/scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
+	go -C test build -o $(LOCALBIN)/bench-scale ./scale
+	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)

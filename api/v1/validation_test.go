@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // The API server, not the operator, enforces the MyApp schema: these tests install the
@@ -104,7 +104,7 @@ func TestAdmissionRejects(t *testing.T) {
 		{"env-from-neither", `{"image":"nginx","env":[{"name":"A","valueFrom":{}}]}`, "spec.env[0].valueFrom", "exactly one"},
 		{"env-secret-bad-name", `{"image":"nginx","env":[{"name":"A","valueFrom":{"secretKeyRef":{"name":"Bad_Name","key":"k"}}}]}`, "spec.env[0].valueFrom.secretKeyRef.name", ""},
 		{"env-configmap-no-key", `{"image":"nginx","env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c"}}}]}`, "spec.env[0].valueFrom.configMapKeyRef.key", "Required"},
-		{"env-too-many", `{"image":"nginx","env":[` + utils.ManyEnv(101) + `]}`, "spec.env", "must have at most 100 items"},
+		{"env-too-many", `{"image":"nginx","env":[` + testutil.ManyEnv(101) + `]}`, "spec.env", "must have at most 100 items"},
 		{"autoscaling-without-max", `{"image":"nginx","autoScaling":{"enabled":true}}`, "spec.autoScaling.maxReplicas", "required when autoscaling is enabled"},
 		{"autoscaling-min-over-max", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":5,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", "must not exceed maxReplicas"},
 		{"autoscaling-zero-min", `{"image":"nginx","autoScaling":{"enabled":true,"minReplicas":0,"maxReplicas":2}}`, "spec.autoScaling.minReplicas", ""},
@@ -170,7 +170,7 @@ func TestAdmissionRejects(t *testing.T) {
 }
 
 func TestAdmissionAcceptsAndDefaults(t *testing.T) {
-	cases := utils.ValidMyApps
+	cases := testutil.ValidMyApps
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			if err := create(t, tc.Name, tc.Spec); err != nil {

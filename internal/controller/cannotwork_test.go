@@ -20,7 +20,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // MyApps the API accepts but whose pods cannot start: the kubelet reports why on the pod, and
@@ -174,10 +174,10 @@ func requestReconcile(app *examplev1.MyApp, value string) {
 	}).Should(Equal(value))
 }
 
-// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// countEvents counts the events of that reason recorded on the MyApp (testutil.CountEvents),
 // failing when it cannot count.
 func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
-	n, err := utils.CountEvents(suiteCtx, k8s, app, reason)
+	n, err := testutil.CountEvents(suiteCtx, k8s, app, reason)
 	g.Expect(err).NotTo(HaveOccurred())
 	return n
 }

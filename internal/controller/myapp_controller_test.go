@@ -19,7 +19,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 var _ = Describe("A MyApp", func() {
@@ -173,7 +173,7 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(metav1.IsControlledBy(h, app)).To(BeTrue())
 
 			d := getDeployment(ns, "web")(g)
-			g.Expect(utils.OwnsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeFalse(), "operator still owns replicas")
+			g.Expect(testutil.OwnsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeFalse(), "operator still owns replicas")
 			// The hand-over kept the count instead of letting it fall back to the default of 1.
 			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(3))))
 		}).Should(Succeed())
@@ -194,7 +194,7 @@ var _ = Describe("A MyApp", func() {
 		Eventually(func(g Gomega) {
 			d := getDeployment(ns, "web")(g)
 			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(3))))
-			g.Expect(utils.OwnsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeTrue())
+			g.Expect(testutil.OwnsField(d, FieldOwner, "f:spec", "f:replicas")).To(BeTrue())
 		}).Should(Succeed())
 		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Deleted"))
 	})

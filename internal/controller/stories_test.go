@@ -18,7 +18,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // Stories of MyApp 0.3.0: what a platform team relies on beyond the basics.
@@ -57,12 +57,12 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 	})
 
 	It("reconciles every valid edge case of the API, with no problem reported", func() {
-		for _, tc := range utils.ValidMyApps {
+		for _, tc := range testutil.ValidMyApps {
 			app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.Name}}
 			Expect(json.Unmarshal([]byte(tc.Spec), &app.Spec)).To(Succeed(), tc.Name)
 			Expect(k8s.Create(suiteCtx, app)).To(Succeed(), tc.Name)
 		}
-		for _, tc := range utils.ValidMyApps {
+		for _, tc := range testutil.ValidMyApps {
 			Eventually(func(g Gomega) {
 				a := getMyApp(ns, tc.Name)(g)
 				g.Expect(a.Status.ObservedGeneration).To(Equal(a.Generation))
@@ -331,5 +331,5 @@ var _ = Describe("A MyApp (0.3.0)", func() {
 
 // ownsReplicas tells whether the operator's field manager owns the Deployment's replicas.
 func ownsReplicas(d *appsv1.Deployment) bool {
-	return utils.OwnsField(d, FieldOwner, "f:spec", "f:replicas")
+	return testutil.OwnsField(d, FieldOwner, "f:spec", "f:replicas")
 }

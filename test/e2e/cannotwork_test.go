@@ -12,7 +12,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // MyApps the API accepts but that cannot work, because of the namespace they land in: a
@@ -155,10 +155,10 @@ func expectFollowsUpdate(app *examplev1.MyApp) {
 	expectReady(app.Namespace, app.Name, 1)
 }
 
-// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// countEvents counts the events of that reason recorded on the MyApp (testutil.CountEvents),
 // failing when it cannot count.
 func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
-	n, err := utils.CountEvents(ctx, k8s, app, reason)
+	n, err := testutil.CountEvents(ctx, k8s, app, reason)
 	g.Expect(err).NotTo(HaveOccurred())
 	return n
 }

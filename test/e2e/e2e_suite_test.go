@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 var (
@@ -45,23 +45,23 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
 
 	var err error
-	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme)
+	k8s, err = testutil.NewClient(kubeconfig, examplev1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
 })
 
 // operator is one process of the manager binary.
 type operator struct {
-	*utils.Process
+	*testutil.Process
 	metrics string
 }
 
 // startOperator runs the manager with leader election, its metrics served in plain HTTP on a
 // free loopback port so that the test can count reconciles. It stops when the spec ends.
 func startOperator(name string) *operator {
-	addr, err := utils.FreeLoopbackAddr()
+	addr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
 		[]string{"KUBECONFIG=" + kubeconfig},
 		"--leader-elect", "--leader-election-namespace=default",
 		"--health-probe-bind-address=0", "--metrics-bind-address="+addr, "--metrics-secure=false")

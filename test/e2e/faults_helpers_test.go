@@ -31,7 +31,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // operatorConfig says how a fault story runs the manager.
@@ -48,7 +48,7 @@ type operatorConfig struct {
 
 // startOperatorWith runs the manager as startOperator does, configured for a fault story.
 func startOperatorWith(name string, cfg operatorConfig) *operator {
-	addr, err := utils.FreeLoopbackAddr()
+	addr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	kc := kubeconfig
 	if cfg.kubeconfig != "" {
@@ -57,14 +57,14 @@ func startOperatorWith(name string, cfg operatorConfig) *operator {
 	args := []string{"--metrics-bind-address=" + addr, "--metrics-secure=false", "--health-probe-bind-address=0"}
 	probeAddr := ""
 	if cfg.probes {
-		probeAddr, err = utils.FreeLoopbackAddr()
+		probeAddr, err = testutil.FreeLoopbackAddr()
 		Expect(err).NotTo(HaveOccurred())
 		args[2] = "--health-probe-bind-address=" + probeAddr
 	}
 	if !cfg.noLeaderElection {
 		args = append(args, "--leader-elect", "--leader-election-namespace=default")
 	}
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
 		[]string{"KUBECONFIG=" + kc}, args...)
 	Expect(err).NotTo(HaveOccurred())
 	o := &operator{Process: p, metrics: "http://" + addr + "/metrics"}

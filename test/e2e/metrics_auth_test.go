@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // The manager serves its metrics over HTTPS and lets through only a client that the API
@@ -61,7 +61,7 @@ var _ = Describe("The metrics endpoint", Ordered, Serial, func() {
 // authorization (its defaults, as config/default deploys it) on a free loopback port, against
 // the given kubeconfig, and returns the metrics URL. It stops when the spec ends.
 func startSecureMetricsOperator(name, kubeconfig string) string {
-	addr, err := utils.FreeLoopbackAddr()
+	addr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	startManagerWith(name, kubeconfig, "--metrics-bind-address="+addr)
 	return "https://" + addr + "/metrics"
@@ -111,7 +111,7 @@ func startManager(name string, args ...string) *operator {
 
 // startManagerWith is startManager against the given kubeconfig.
 func startManagerWith(name, kubeconfig string, args ...string) *operator {
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
 		[]string{"KUBECONFIG=" + kubeconfig},
 		append([]string{"--leader-elect", "--leader-election-namespace=default", "--health-probe-bind-address=0"}, args...)...)
 	Expect(err).NotTo(HaveOccurred())

@@ -20,7 +20,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // unstartableImage never becomes ready on the local cluster's simulated nodes.
@@ -100,7 +100,7 @@ var _ = Describe("A MyApp on a real cluster", Ordered, Serial, func() {
 		Eventually(func(g Gomega) {
 			d := getDeployment(g, ns, "web")
 			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(6))))
-			g.Expect(utils.OwnsField(d, controller.FieldOwner, "f:spec", "f:replicas")).To(BeFalse())
+			g.Expect(testutil.OwnsField(d, controller.FieldOwner, "f:spec", "f:replicas")).To(BeFalse())
 		}).Should(Succeed())
 		expectReady(ns, "web", 6)
 
@@ -111,7 +111,7 @@ var _ = Describe("A MyApp on a real cluster", Ordered, Serial, func() {
 		}).Should(BeTrue())
 		expectReady(ns, "web", 5)
 		Eventually(func(g Gomega) bool {
-			return utils.OwnsField(getDeployment(g, ns, "web"), controller.FieldOwner, "f:spec", "f:replicas")
+			return testutil.OwnsField(getDeployment(g, ns, "web"), controller.FieldOwner, "f:spec", "f:replicas")
 		}).Should(BeTrue())
 	})
 

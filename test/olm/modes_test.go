@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // installMode is one way of installing the operator: the namespace its Subscription and
@@ -210,7 +210,7 @@ func (m installMode) can(verb, group, resource, ns string) bool {
 // as the CSV's service account (impersonated), with the environment the CSV's Deployment gives
 // it: the target namespaces OLM wrote into the pod's annotation as WATCH_NAMESPACE, and its
 // own namespace as POD_NAMESPACE, where its leader election Lease must appear.
-func (m installMode) startManager(bin, version string) *utils.Process {
+func (m installMode) startManager(bin, version string) *testutil.Process {
 	d := &appsv1.Deployment{}
 	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
 	watch := d.Spec.Template.Annotations["olm.targetNamespaces"]
@@ -223,7 +223,7 @@ func (m installMode) startManager(bin, version string) *utils.Process {
 	}
 	impersonating := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
-	metrics, err := utils.FreeLoopbackAddr()
+	metrics, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	return run("manager-"+m.name+"-"+version, bin,
 		[]string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + watch, "POD_NAMESPACE=" + m.installNS},
@@ -241,7 +241,7 @@ func leaseNamespaceFlag(version, ns string) string {
 }
 
 // stopManager stops a manager as the kubelet would, and fails if it was ever refused a request.
-func (m installMode) stopManager(manager *utils.Process) {
+func (m installMode) stopManager(manager *testutil.Process) {
 	manager.Signal(os.Interrupt)
 	Eventually(manager.Exited()).WithTimeout(45 * time.Second).Should(BeClosed())
 	log, err := os.ReadFile(manager.Log)

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 var (
@@ -51,11 +51,11 @@ var _ = BeforeSuite(func() {
 	logDir = filepath.Join(filepath.Dir(kubeconfig), "logs")
 
 	var err error
-	k8s, err = utils.NewClient(kubeconfig, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme, examplev1.AddToScheme)
+	k8s, err = testutil.NewClient(kubeconfig, operatorsv1alpha1.AddToScheme, operatorsv1.AddToScheme, examplev1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 
 	// The catalog, rendered from the bundle directories, served over gRPC on a free loopback port.
-	catalogAddress, err = utils.FreeLoopbackAddr()
+	catalogAddress, err = testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	_, port, err := net.SplitHostPort(catalogAddress)
 	Expect(err).NotTo(HaveOccurred())
@@ -83,8 +83,8 @@ var _ = BeforeSuite(func() {
 
 // run starts a process that lives until the suite (or the spec that started it) ends, logging
 // to the cluster's log folder. env overrides the test's environment.
-func run(name, bin string, env []string, args ...string) *utils.Process {
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "olm-test-"+name+".log"), bin,
+func run(name, bin string, env []string, args ...string) *testutil.Process {
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "olm-test-"+name+".log"), bin,
 		append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...)
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("started %s (pid %d), log %s\n", name, p.Pid(), p.Log)

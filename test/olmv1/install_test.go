@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 const (
@@ -205,7 +205,7 @@ func expectReady(replicas int32) {
 // runManagerAs starts a manager binary against the cluster as the operator's service account
 // (impersonated) watching all namespaces, as OLM v1's Deployment would run it: the simulated
 // nodes run no containers.
-func runManagerAs(name, bin string) *utils.Process {
+func runManagerAs(name, bin string) *testutil.Process {
 	cfg, err := clientcmd.LoadFromFile(kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	for _, auth := range cfg.AuthInfos {
@@ -214,7 +214,7 @@ func runManagerAs(name, bin string) *utils.Process {
 	}
 	impersonating := filepath.Join(work, name+".kubeconfig")
 	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
-	metrics, err := utils.FreeLoopbackAddr()
+	metrics, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	return run(name, bin, []string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE="},
 		"--leader-elect", "--leader-election-namespace="+installNS,

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 const (
@@ -67,7 +67,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, work)
 
-	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme, apiextensionsv1.AddToScheme)
+	k8s, err = testutil.NewClient(kubeconfig, examplev1.AddToScheme, apiextensionsv1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 
 	By("installing OLM v1's CRDs (ClusterCatalog, ClusterExtension) and its system namespace")
@@ -106,12 +106,12 @@ var _ = BeforeSuite(func() {
 
 	By("starting catalogd and operator-controller out of cluster, catalogd serving HTTPS on loopback")
 	certFile, keyFile, caDir := servingCert()
-	catalogdAddr, err := utils.FreeLoopbackAddr()
+	catalogdAddr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	webhookAddr, err := utils.FreeLoopbackAddr()
+	webhookAddr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
-	metricsAddr, err := utils.FreeLoopbackAddr()
+	metricsAddr, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
 	homeEnv := []string{"HOME=" + home}
 	run("catalogd", filepath.Join(env["E2E_OLMV1_BIN"], "catalogd"), homeEnv,
@@ -185,8 +185,8 @@ func servingCert() (certFile, keyFile, caDir string) {
 
 // run starts a process that lives until the suite (or the spec that started it) ends, logging
 // to the cluster's log folder, as the cluster's admin unless env says otherwise.
-func run(name, bin string, env []string, args ...string) *utils.Process {
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "olmv1-test-"+name+".log"), bin,
+func run(name, bin string, env []string, args ...string) *testutil.Process {
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "olmv1-test-"+name+".log"), bin,
 		append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...)
 	Expect(err).NotTo(HaveOccurred())
 	GinkgoWriter.Printf("started %s (pid %d), log %s\n", name, p.Pid(), p.Log)

@@ -16,7 +16,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/status"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // A Secret or ConfigMap that spec.env refers to and that does not exist: the API accepts the
@@ -124,10 +124,10 @@ func expectOneEventThroughReconciles(app *examplev1.MyApp, reason string) {
 	Consistently(func(g Gomega) int { return countEvents(g, app, reason) }, 3*time.Second).Should(Equal(1))
 }
 
-// countEvents counts the events of that reason recorded on the MyApp (utils.CountEvents),
+// countEvents counts the events of that reason recorded on the MyApp (testutil.CountEvents),
 // failing when it cannot count.
 func countEvents(g Gomega, app *examplev1.MyApp, reason string) int {
-	n, err := utils.CountEvents(ctx, k8s, app, reason)
+	n, err := testutil.CountEvents(ctx, k8s, app, reason)
 	g.Expect(err).NotTo(HaveOccurred())
 	return n
 }

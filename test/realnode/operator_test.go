@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // The names config/default gives the operator's namespace and Deployment.
@@ -199,7 +199,7 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 // log folder.
 func runBackground(name, bin string, args ...string) {
 	logDir := filepath.Join(filepath.Dir(kubeconfig), "logs")
-	p, err := utils.StartProcess(name, filepath.Join(logDir, "realnode-test-"+name+".log"), bin,
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "realnode-test-"+name+".log"), bin,
 		[]string{"KUBECONFIG=" + kubeconfig}, args...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/test/utils"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 var (
@@ -50,7 +50,7 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	var err error
-	k8s, err = utils.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme)
+	k8s, err = testutil.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme)
 	Expect(err).NotTo(HaveOccurred())
 })
 

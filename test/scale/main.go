@@ -4,7 +4,8 @@
 // server's apiserver_request_total, the requests it sends until it stops. It writes a
 // Markdown report and a PNG plot (docs/benchmarks.md, docs/benchmarks.png).
 //
-// Run it from the repository root with KUBEBUILDER_ASSETS set, as `make bench-scale` does.
+// Run it from the repository root with KUBEBUILDER_ASSETS set, as `make bench-scale` does: it
+// builds this program as bin/bench-scale (test/ is a module of its own) and runs it there.
 package main
 
 import (
@@ -152,9 +153,10 @@ func parseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
-// command is how this run was started, as someone would type it again.
+// command is how this run was started, as someone would type it again from the repository
+// root, where make bench-scale runs it.
 func command() string {
-	parts := []string{"go", "run", "./test/scale"}
+	parts := []string{filepath.Join("bin", "bench-scale")}
 	for _, a := range os.Args[1:] {
 		if strings.ContainsAny(a, " \t'\"$") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"

@@ -1,5 +1,5 @@
-// Package utils holds helpers shared by the integration and end-to-end tests.
-package utils
+// Package testutil holds helpers shared by the integration and end-to-end tests.
+package testutil
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -1,4 +1,4 @@
-package utils
+package testutil
 
 // ExitCode is the process's exit code once it has exited (-1 when a signal ended it), or -2
 // while it still runs.

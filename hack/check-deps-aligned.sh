@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# check-deps-aligned.sh: fails when a module that the manager or localcluster compiles is also
+# compiled into the control plane (hack/tools/kubernetes: kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, kwok) at another version.
+#
+# Why: a cold `make demo` builds the control plane first and the operator's programs after it.
+# When every shared module is at the same version, the operator's build finds client-go,
+# apimachinery, grpc and the rest already compiled in the Go build cache and compiles little
+# more than controller-runtime and this repository. One shared module at another version (say
+# golang.org/x/sys) changes the build of everything above it, and the cold demo compiles about
+# 44 MB of Go a second time. The suites that need OLM's newer dependencies live in test/'s own
+# module for this reason.
+#
+# Fix a report by moving the root module's version to the control plane's (go get module@version).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+versions='{{with .Module}}{{if not .Main}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}{{end}}'
+ours=$(go list -deps -f "$versions" ./cmd ./hack/localcluster | sort -u)
+theirs=$(cd hack/tools/kubernetes && go list -deps -f "$versions" \
+	k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+	k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl ./etcd sigs.k8s.io/kwok/cmd/kwok | sort -u)
+
+differ=$(join <(echo "$ours") <(echo "$theirs") | awk '$2 != $3 { print "  " $1 ": the operator " $2 ", the control plane " $3 }')
+if [ -n "$differ" ]; then
+	echo "The operator and the control plane compile these modules at different versions:"
+	echo "$differ"
+	echo "so a cold make demo compiles their packages, and all above them, twice. Align the root go.mod"
+	echo "on the control plane's versions (go get module@version); see hack/check-deps-aligned.sh."
+	exit 1
+fi
+echo "The operator's dependencies shared with the control plane are at the control plane's versions ($(join <(echo "$ours") <(echo "$theirs") | wc -l) modules)."
