@@ -120,7 +120,7 @@ bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle and catalog; fail if that changes a committed file or the bundle gets a warning.
+verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle, catalog and go.sum; fail if that changes a committed file, the bundle gets a warning or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -334,13 +334,11 @@ cluster-status: localcluster ## Report every local cluster component; fails if o
 
 # What the demo builds, and nothing else: the CRD is committed, so no code generator; kubectl's
 # own kustomize applies it. First the cluster's binaries (-j: the control plane's single go
-# build beside any real-node packages), then the demo's programs, which reuse the packages the
-# control plane compiled.
-# The demo's own programs, one go build after the other, so that the manager's build reuses
-# the packages localcluster's compiled (nearly all of localcluster's are the manager's too).
-# As two jobs of -j4 side by side, both would compile them. The demo builds them after the
-# control plane: the root module's dependencies are the control plane's versions
-# (hack/check-deps-aligned.sh), so they find client-go and the rest already compiled.
+# build beside any real-node packages), then the demo's own programs, localcluster and then the
+# manager, one go build after the other. The root module's dependencies are the control plane's
+# versions (hack/check-deps-aligned.sh), so these builds find client-go and the rest already
+# compiled, and the manager finds what localcluster added; built side by side, each build
+# would compile them again.
 .PHONY: demo-programs
 demo-programs: localcluster
 	@$(MAKE) --no-print-directory manager
@@ -481,7 +479,7 @@ realnode-run:
 	reg=$$($(LOCALCLUSTER) registry); \
 	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
 	for v in $(TEST_APP_VERSIONS); do \
-		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(IMAGES_DIR)/test-app-$$v ./app; \
+		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app; \
 		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
 	done; \
 	(cd hack/tools/operator-sdk && go build -tags containers_image_openpgp $(STATIC_CGO_LDFLAGS) \
@@ -589,5 +587,5 @@ $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
 BENCH_SCALE_FLAGS ?= -n 100,1000 -churn 100,1000
 .PHONY: bench-scale
 bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/benchmarks.md.
-	go -C test build -o $(LOCALBIN)/bench-scale ./scale
+	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)

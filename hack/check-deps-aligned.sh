@@ -13,15 +13,26 @@
 #
 # Fix a report by moving the root module's version to the control plane's (go get module@version).
 set -euo pipefail
+# join and sort must agree on the order: bytewise, whatever the caller's locale.
+export LC_ALL=C
 cd "$(dirname "$0")/.."
 
 versions='{{with .Module}}{{if not .Main}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}{{end}}'
-ours=$(go list -deps -f "$versions" ./cmd ./hack/localcluster | sort -u)
+# One "path version" line per module; the standard library's and the main module's packages
+# print empty lines, which awk NF drops.
+ours=$(go list -deps -f "$versions" ./cmd ./hack/localcluster | awk NF | sort -u)
 theirs=$(cd hack/tools/kubernetes && go list -deps -f "$versions" \
 	k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-	k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl ./etcd sigs.k8s.io/kwok/cmd/kwok | sort -u)
+	k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl ./etcd sigs.k8s.io/kwok/cmd/kwok | awk NF | sort -u)
+shared=$(join <(echo "$ours") <(echo "$theirs"))
+# client-go, apimachinery, api, protobuf, grpc, x/net, x/sys, ... : far more than 20. Fewer
+# means a listing went wrong, not that the builds are aligned.
+if [ "$(echo "$shared" | awk NF | wc -l)" -lt 20 ]; then
+	echo "check-deps-aligned: found only $(echo "$shared" | awk NF | wc -l) modules shared by the operator and the control plane; the listing is wrong" >&2
+	exit 1
+fi
 
-differ=$(join <(echo "$ours") <(echo "$theirs") | awk '$2 != $3 { print "  " $1 ": the operator " $2 ", the control plane " $3 }')
+differ=$(echo "$shared" | awk '$2 != $3 { print "  " $1 ": the operator " $2 ", the control plane " $3 }')
 if [ -n "$differ" ]; then
 	echo "The operator and the control plane compile these modules at different versions:"
 	echo "$differ"
@@ -29,4 +40,4 @@ if [ -n "$differ" ]; then
 	echo "on the control plane's versions (go get module@version); see hack/check-deps-aligned.sh."
 	exit 1
 fi
-echo "The operator's dependencies shared with the control plane are at the control plane's versions ($(join <(echo "$ours") <(echo "$theirs") | wc -l) modules)."
+echo "The operator's dependencies shared with the control plane are at the control plane's versions ($(echo "$shared" | wc -l) modules)."

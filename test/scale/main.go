@@ -156,7 +156,13 @@ func parseSizes(s string) ([]int, error) {
 // command is how this run was started, as someone would type it again from the repository
 // root, where make bench-scale runs it.
 func command() string {
-	parts := []string{filepath.Join("bin", "bench-scale")}
+	self := os.Args[0]
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, self); err == nil && !strings.HasPrefix(rel, "..") {
+			self = rel
+		}
+	}
+	parts := []string{self}
 	for _, a := range os.Args[1:] {
 		if strings.ContainsAny(a, " \t'\"$") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
