@@ -70,15 +70,10 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		log.Printf("N=%d: raw baseline: %d Deployments and %d Services from a client, %d at a time", n, n, n, concurrency)
 		res.APIServer = c.version
 		var err error
-		res.Raw, res.RawCPU, err = c.timed(func() error { return rawBaseline(ctx, c.admin, rawNamespace, n) })
-		if err != nil {
-			return err
-		}
-		if err := expectCount(ctx, c.admin, rawNamespace, n); err != nil {
-			return fmt.Errorf("raw baseline: %w", err)
-		}
-		log.Printf("N=%d: raw baseline took %s", n, res.Raw.Round(time.Millisecond))
-		return nil
+		res.Raw, res.RawCPU, err = c.timedWrites(ctx, "raw baseline", rawNamespace, n, func() error {
+			return rawBaseline(ctx, c.admin, rawNamespace, n)
+		})
+		return err
 	}); err != nil {
 		return res, err
 	}
@@ -110,17 +105,10 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	if err := onFreshCluster(ctx, filepath.Join(dir, "floor"), floorNamespace, func(c *cluster) error {
 		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, %d MyApps at a time", n, n, concurrency)
 		var err error
-		res.Floor, res.FloorCPU, err = c.timed(func() error {
+		res.Floor, res.FloorCPU, err = c.timedWrites(ctx, "floor", floorNamespace, n, func() error {
 			return floorBaseline(ctx, c.admin, floorNamespace, n, template)
 		})
-		if err != nil {
-			return err
-		}
-		if err := expectCount(ctx, c.admin, floorNamespace, n); err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		log.Printf("N=%d: floor took %s", n, res.Floor.Round(time.Millisecond))
-		return nil
+		return err
 	}); err != nil {
 		return res, err
 	}
@@ -324,6 +312,20 @@ func waitQuiet(ctx context.Context, scraper *apiServerScraper, poll, quiet, time
 		}
 	}
 	return last, nil
+}
+
+// timedWrites times a client's writes of n MyApps' worth of children into namespace (the raw
+// baseline, the floor), checks they left n Deployments and n Services there, and logs the time.
+func (c *cluster) timedWrites(ctx context.Context, phase, namespace string, n int, write func() error) (time.Duration, cpuTimes, error) {
+	wall, cpu, err := c.timed(write)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := expectCount(ctx, c.admin, namespace, n); err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", phase, err)
+	}
+	log.Printf("N=%d: %s took %s", n, phase, wall.Round(time.Millisecond))
+	return wall, cpu, nil
 }
 
 // expectCount checks that the namespace holds n Deployments and n Services.
