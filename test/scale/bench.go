@@ -43,6 +43,7 @@ type result struct {
 	RawCPU         cpuTimes      // CPU each process used during the raw baseline
 	Floor          time.Duration // the operator's writes for N MyApps, sent by a client
 	FloorCPU       cpuTimes
+	FloorSteps     []stepResult  // the floor, one kind of write at a time
 	Create         time.Duration // creating the N MyApps
 	Settle         time.Duration // first create until the operator's last request
 	SettleCPU      cpuTimes      // CPU each process used from the first create until settled
@@ -69,10 +70,11 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	if err := onFreshCluster(ctx, filepath.Join(dir, "raw"), rawNamespace, func(c *cluster) error {
 		log.Printf("N=%d: raw baseline: %d Deployments and %d Services from a client, %d at a time", n, n, n, concurrency)
 		res.APIServer = c.version
-		var err error
-		res.Raw, res.RawCPU, err = c.timedWrites(ctx, "raw baseline", rawNamespace, n, func() error {
-			return rawBaseline(ctx, c.admin, rawNamespace, n)
-		})
+		steps, err := rawBaseline(ctx, c.admin, rawNamespace, n)
+		if err != nil {
+			return err
+		}
+		res.Raw, res.RawCPU, _, err = c.timedSteps(ctx, "raw baseline", rawNamespace, n, steps)
 		return err
 	}); err != nil {
 		return res, err
@@ -103,11 +105,11 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	}
 
 	if err := onFreshCluster(ctx, filepath.Join(dir, "floor"), floorNamespace, func(c *cluster) error {
-		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, %d MyApps at a time", n, n, concurrency)
+		log.Printf("N=%d: floor: the operator's writes for %d MyApps from a client, one kind at a time, %d at a time",
+			n, n, concurrency)
 		var err error
-		res.Floor, res.FloorCPU, err = c.timedWrites(ctx, "floor", floorNamespace, n, func() error {
-			return floorBaseline(ctx, c.admin, floorNamespace, n, template)
-		})
+		res.Floor, res.FloorCPU, res.FloorSteps, err = c.timedSteps(ctx, "floor", floorNamespace, n,
+			floorBaseline(c.admin, floorNamespace, n, template))
 		return err
 	}); err != nil {
 		return res, err
@@ -314,18 +316,41 @@ func waitQuiet(ctx context.Context, scraper *apiServerScraper, poll, quiet, time
 	return last, nil
 }
 
-// timedWrites times a client's writes of n MyApps' worth of children into namespace (the raw
-// baseline, the floor), checks they left n Deployments and n Services there, and logs the time.
-func (c *cluster) timedWrites(ctx context.Context, phase, namespace string, n int, write func() error) (time.Duration, cpuTimes, error) {
-	wall, cpu, err := c.timed(write)
-	if err != nil {
-		return 0, nil, err
+// stepResult is what one writeStep took.
+type stepResult struct {
+	Name  string
+	Raw   bool // the raw baseline sends these writes too
+	Count int
+	Wall  time.Duration
+	CPU   cpuTimes // what each process used during the step
+}
+
+// timedSteps runs a client's writes of n MyApps' worth of children into namespace (the raw
+// baseline, the floor), step after step, each timed on its own; checks they left n
+// Deployments and n Services there; and logs the times. It returns the steps' total wall and
+// CPU time and each step's.
+func (c *cluster) timedSteps(ctx context.Context, phase, namespace string, n int, steps []writeStep,
+) (time.Duration, cpuTimes, []stepResult, error) {
+	var (
+		wall time.Duration
+		cpu  = cpuTimes{}
+		each []stepResult
+	)
+	for _, s := range steps {
+		w, used, err := c.timed(func() error { return parallel(ctx, s.Count, s.Job) })
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("%s: %s: %w", phase, s.Name, err)
+		}
+		log.Printf("N=%d: %s: %d %s took %s", n, phase, s.Count, s.Name, w.Round(time.Millisecond))
+		each = append(each, stepResult{Name: s.Name, Raw: s.Raw, Count: s.Count, Wall: w, CPU: used})
+		wall += w
+		cpu = cpu.plus(used)
 	}
 	if err := expectCount(ctx, c.admin, namespace, n); err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", phase, err)
+		return 0, nil, nil, fmt.Errorf("%s: %w", phase, err)
 	}
 	log.Printf("N=%d: %s took %s", n, phase, wall.Round(time.Millisecond))
-	return wall, cpu, nil
+	return wall, cpu, each, nil
 }
 
 // expectCount checks that the namespace holds n Deployments and n Services.

@@ -101,6 +101,18 @@ func (t cpuTimes) since(before cpuTimes) cpuTimes {
 	return d
 }
 
+// plus is each process's CPU time in t and u together.
+func (t cpuTimes) plus(u cpuTimes) cpuTimes {
+	sum := cpuTimes{}
+	for name, v := range t {
+		sum[name] += v
+	}
+	for name, v := range u {
+		sum[name] += v
+	}
+	return sum
+}
+
 func (t cpuTimes) total() time.Duration {
 	var sum time.Duration
 	for _, v := range t {

@@ -74,76 +74,104 @@ feed:
 	return ctx.Err()
 }
 
-// rawBaseline applies, straight from a client, the Deployments and Services the operator
-// would make for n MyApps, and returns the wall time. The MyApp they are built from is the
-// API server's own defaulting of the benchmark's MyApp (a dry-run create), so that the
-// objects are exactly the operator's.
-func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) error {
+// writeStep is one kind of write a phase times: count requests, job(0..count-1), sent with the
+// benchmark's concurrency.
+type writeStep struct {
+	Name  string
+	Raw   bool // the raw baseline sends these writes too
+	Count int
+	Job   func(ctx context.Context, i int) error
+}
+
+// rawBaseline is the raw baseline's one step: applying, straight from a client, the
+// Deployments and Services the operator would make for n MyApps, a MyApp's two one after the
+// other. The MyApp they are built from is the API server's own defaulting of the benchmark's
+// MyApp (a dry-run create), so that the objects are exactly the operator's.
+func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) ([]writeStep, error) {
 	template := newMyApp(namespace, 0)
 	if err := c.Create(ctx, template, client.DryRunAll); err != nil {
-		return fmt.Errorf("dry-run create of a MyApp: %w", err)
+		return nil, fmt.Errorf("dry-run create of a MyApp: %w", err)
 	}
-	err := parallel(ctx, 2*n, func(ctx context.Context, j int) error {
+	return []writeStep{{Name: "Deployment and Service applies", Count: 2 * n, Job: func(ctx context.Context, j int) error {
 		app := template.DeepCopy()
 		app.Name = appName(j / 2)
 		// An owner reference needs a uid; no MyApp owns these objects, and nothing in
 		// envtest collects garbage.
 		app.UID = types.UID(uuid.NewUUID())
 		if j%2 == 0 {
-			dep, err := desired.Deployment(app)
-			if err != nil {
-				return err
-			}
-			return c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership)
+			return applyDeployment(ctx, c, app)
 		}
-		return c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership)
-	})
+		return applyService(ctx, c, app)
+	}}}, nil
+}
+
+func applyDeployment(ctx context.Context, c client.Client, app *examplev1.MyApp) error {
+	dep, err := desired.Deployment(app)
 	if err != nil {
-		return fmt.Errorf("raw baseline: %w", err)
+		return err
+	}
+	if err := c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying Deployment %s: %w", app.Name, err)
 	}
 	return nil
 }
 
-// floorBaseline sends from a client, 10 MyApps at a time, the writes the operator makes for a
-// new MyApp, one after another: the user's create of the MyApp, the apply of its Deployment
-// and of its Service, one status patch and one event. status is the one the operator wrote in
-// the operator phase.
-func floorBaseline(ctx context.Context, c client.Client, namespace string, n int, status examplev1.MyAppStatus) error {
-	return parallel(ctx, n, func(ctx context.Context, i int) error {
-		app := newMyApp(namespace, i)
-		if err := c.Create(ctx, app); err != nil {
-			return fmt.Errorf("floor: creating MyApp %s: %w", app.Name, err)
-		}
-		dep, err := desired.Deployment(app)
-		if err != nil {
-			return err
-		}
-		if err := c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		if err := c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
-			return fmt.Errorf("floor: %w", err)
-		}
-		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		app.Status = *status.DeepCopy()
-		app.Status.ObservedGeneration = app.Generation
-		if err := c.Status().Patch(ctx, app, patch); err != nil {
-			return fmt.Errorf("floor: status of MyApp %s: %w", app.Name, err)
-		}
-		now := metav1.Now()
-		event := &corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: app.Name + "."},
-			InvolvedObject: corev1.ObjectReference{APIVersion: examplev1.GroupVersion.String(), Kind: "MyApp",
-				Namespace: namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion},
-			Reason: "Created", Message: "Created Service " + app.Name + ", Deployment " + app.Name,
-			Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: rawFieldOwner},
-			FirstTimestamp: now, LastTimestamp: now, Count: 1,
-		}
-		if err := c.Create(ctx, event); err != nil {
-			return fmt.Errorf("floor: event of MyApp %s: %w", app.Name, err)
-		}
-		return nil
-	})
+func applyService(ctx context.Context, c client.Client, app *examplev1.MyApp) error {
+	err := c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership)
+	if err != nil {
+		return fmt.Errorf("applying Service %s: %w", app.Name, err)
+	}
+	return nil
+}
+
+// floorBaseline returns the floor's steps: the writes the operator makes for n new MyApps,
+// sent from a client one kind at a time, n of each: the users' creates of the MyApps, the
+// applies of their Deployments and of their Services, one status patch each and one event
+// each. Timing each kind alone tells what each costs the API server. status is one the
+// operator wrote in the operator phase.
+func floorBaseline(c client.Client, namespace string, n int, status examplev1.MyAppStatus) []writeStep {
+	apps := make([]*examplev1.MyApp, n) // as created; each step reads only its own entry
+	return []writeStep{
+		{Name: "MyApp creates", Count: n, Job: func(ctx context.Context, i int) error {
+			apps[i] = newMyApp(namespace, i)
+			if err := c.Create(ctx, apps[i]); err != nil {
+				return fmt.Errorf("creating MyApp %s: %w", apps[i].Name, err)
+			}
+			return nil
+		}},
+		{Name: "Deployment applies", Raw: true, Count: n, Job: func(ctx context.Context, i int) error {
+			return applyDeployment(ctx, c, apps[i])
+		}},
+		{Name: "Service applies", Raw: true, Count: n, Job: func(ctx context.Context, i int) error {
+			return applyService(ctx, c, apps[i])
+		}},
+		{Name: "status patches", Count: n, Job: func(ctx context.Context, i int) error {
+			app := apps[i]
+			patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			app.Status = *status.DeepCopy()
+			app.Status.ObservedGeneration = app.Generation
+			if err := c.Status().Patch(ctx, app, patch); err != nil {
+				return fmt.Errorf("status of MyApp %s: %w", app.Name, err)
+			}
+			return nil
+		}},
+		{Name: "events", Count: n, Job: func(ctx context.Context, i int) error {
+			app := apps[i]
+			now := metav1.Now()
+			event := &corev1.Event{
+				ObjectMeta: metav1.ObjectMeta{Namespace: namespace, GenerateName: app.Name + "."},
+				InvolvedObject: corev1.ObjectReference{APIVersion: examplev1.GroupVersion.String(), Kind: "MyApp",
+					Namespace: namespace, Name: app.Name, UID: app.UID, ResourceVersion: app.ResourceVersion},
+				Reason: "Created", Message: "Created Service " + app.Name + ", Deployment " + app.Name,
+				Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: rawFieldOwner},
+				FirstTimestamp: now, LastTimestamp: now, Count: 1,
+			}
+			if err := c.Create(ctx, event); err != nil {
+				return fmt.Errorf("event of MyApp %s: %w", app.Name, err)
+			}
+			return nil
+		}},
+	}
 }
 
 // warmUp sends, as dry runs, one of each write the phases time: a MyApp create, the applies
