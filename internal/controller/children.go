@@ -89,7 +89,6 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 			return existing, err
 		}
 	}
-	r.writes.record(ctx, r.Client, live)
 	if !exists {
 		ch.record(r, app, reasonCreated, r.kindOf(live), name)
 		log.FromContext(ctx).V(1).Info("Created child", "kind", r.kindOf(live), "name", name)
@@ -197,16 +196,36 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 	}
 	obj.SetNamespace(namespace)
 	obj.SetName(name)
-	return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(mutantFieldOwner(FieldOwner)))
+	return r.heldWrite(ctx, obj, func() error {
+		return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(mutantFieldOwner(FieldOwner)))
+	})
+}
+
+// heldWrite sends write, a write of the child obj names (and that leaves the stored object in
+// obj), holding the child's watch events while it is in flight (ownwrites.go).
+func (r *MyAppReconciler) heldWrite(ctx context.Context, obj client.Object, write func() error) error {
+	key := keyOf(obj)
+	r.writes.hold(key)
+	err := write()
+	if err != nil {
+		r.writes.release(ctx, r.Client, key, nil)
+		return err
+	}
+	r.writes.release(ctx, r.Client, key, obj)
+	return nil
 }
 
 // apply server-side applies cfg with the operator's field owner, forced, and leaves in obj
 // the object the API server answered.
 func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
-	if err := r.Apply(ctx, cfg, client.FieldOwner(mutantFieldOwner(FieldOwner)), client.ForceOwnership); err != nil {
-		return err
-	}
-	return replaceFromApplied(cfg, obj)
+	obj.SetNamespace(namespaceOf(cfg))
+	obj.SetName(nameOf(cfg))
+	return r.heldWrite(ctx, obj, func() error {
+		if err := r.Apply(ctx, cfg, client.FieldOwner(mutantFieldOwner(FieldOwner)), client.ForceOwnership); err != nil {
+			return err
+		}
+		return replaceFromApplied(cfg, obj)
+	})
 }
 
 // cachedChild reads the child of that name from the cache into obj and checks that the
@@ -347,6 +366,13 @@ func (r *MyAppReconciler) kindOf(obj runtime.Object) string {
 func nameOf(cfg runtime.ApplyConfiguration) string {
 	if named, ok := cfg.(interface{ GetName() *string }); ok && named.GetName() != nil {
 		return *named.GetName()
+	}
+	return ""
+}
+
+func namespaceOf(cfg runtime.ApplyConfiguration) string {
+	if named, ok := cfg.(interface{ GetNamespace() *string }); ok && named.GetNamespace() != nil {
+		return *named.GetNamespace()
 	}
 	return ""
 }

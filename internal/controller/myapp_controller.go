@@ -96,11 +96,20 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	case err != nil:
 		out.errs = append(out.errs, err)
 	}
+	if r.writes.takeMissed(req.NamespacedName) && (out.retryAfter == 0 || out.retryAfter > heldEventRetry) {
+		// A child changed while our write to it was in flight, and its event was held
+		// (ownwrites.go): look again, as that event would have made us.
+		out.retryAfter = heldEventRetry
+	}
 	return out.result()
 }
 
 // statusConflictRetry is how soon a reconcile whose status write met a newer MyApp runs again.
 const statusConflictRetry = 200 * time.Millisecond
+
+// heldEventRetry is how soon a reconcile runs again for a child's event held during one of
+// its writes: at once, as the event would have queued it.
+const heldEventRetry = time.Millisecond
 
 // reconcileChildren brings every child to its intent. One child failing does not stop the
 // others: each failure is recorded, and the status counts still come from the Deployment.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -20,9 +21,17 @@ import (
 // cache already holds that version: an informer updates its cache before it hands the event
 // to the handlers, so that event has been (or is being) handed over and would never take the
 // entry away. Any other event of the child, and its deletion, drop the entry too.
+//
+// The event often comes before the answer. So a child's events are held while a write to it
+// is in flight (hold, release): when the answer comes, an event of the version it returned is
+// dropped, and any other (someone else's write, or one met by a write that failed) marks the
+// MyApp to be reconciled again (takeMissed). A held event is never lost, only late by the
+// write's round trip.
 type ownWrites struct {
-	mu      sync.Mutex
-	pending map[ownWriteKey]string // the resourceVersion each child's write returned
+	mu       sync.Mutex
+	pending  map[ownWriteKey]string   // the resourceVersion each child's write returned
+	inFlight map[ownWriteKey][]string // the versions of events held while a write is in flight
+	missed   map[types.NamespacedName]bool
 }
 
 type ownWriteKey struct {
@@ -34,16 +43,62 @@ func keyOf(obj client.Object) ownWriteKey {
 	return ownWriteKey{kind: reflect.TypeOf(obj), namespace: obj.GetNamespace(), name: obj.GetName()}
 }
 
-// record notes that written is the object a write of ours returned. cache reads the manager's
-// cache.
-func (w *ownWrites) record(ctx context.Context, cache client.Reader, written client.Object) {
+// hold starts holding the events of the child key: a write to it is about to be sent.
+func (w *ownWrites) hold(key ownWriteKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.inFlight == nil {
+		w.inFlight = map[ownWriteKey][]string{}
+	}
+	w.inFlight[key] = nil
+}
+
+// release ends the hold of the child key: written is the object the write returned, or nil
+// when it failed. An event held meanwhile of another version marks the child's MyApp (whose
+// name the child carries) to be reconciled again; one of the written version is dropped.
+func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWriteKey, written client.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := w.inFlight[key]
+	delete(w.inFlight, key)
+	rv := ""
+	if written != nil {
+		rv = written.GetResourceVersion()
+	}
+	seen := false // the written version's event came while the write was in flight
+	for _, v := range held {
+		if v == rv && rv != "" {
+			seen = true
+			continue
+		}
+		if w.missed == nil {
+			w.missed = map[types.NamespacedName]bool{}
+		}
+		w.missed[types.NamespacedName{Namespace: key.namespace, Name: key.name}] = true
+	}
+	if rv != "" && !seen {
+		w.recordLocked(ctx, cache, written)
+	}
+}
+
+// takeMissed tells whether an event of one of the MyApp's children was held during a write
+// and was not that write's, and forgets it.
+func (w *ownWrites) takeMissed(app types.NamespacedName) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	missed := w.missed[app]
+	delete(w.missed, app)
+	return missed
+}
+
+// recordLocked notes that written is the object a write of ours returned. cache reads the
+// manager's cache.
+func (w *ownWrites) recordLocked(ctx context.Context, cache client.Reader, written client.Object) {
 	rv := written.GetResourceVersion()
 	if rv == "" {
 		return
 	}
 	cached := reflect.New(reflect.TypeOf(written).Elem()).Interface().(client.Object)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	// Under the lock, so that the event cannot be handed over between this look and the entry.
 	if err := cache.Get(ctx, client.ObjectKeyFromObject(written), cached); err == nil && cached.GetResourceVersion() == rv {
 		return
@@ -55,7 +110,9 @@ func (w *ownWrites) record(ctx context.Context, cache client.Reader, written cli
 }
 
 // ours tells whether obj is the version a write of ours returned, and forgets the entry
-// either way: the first event of a child after its write settles the question.
+// either way: the first event of a child after its write settles the question. While a write
+// to the child is in flight, any other event is held (and reported as ours): release settles
+// it.
 func (w *ownWrites) ours(obj client.Object) bool {
 	if obj == nil {
 		return false
@@ -63,23 +120,30 @@ func (w *ownWrites) ours(obj client.Object) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	key := keyOf(obj)
-	rv, ok := w.pending[key]
-	if !ok {
-		return false
+	rv := obj.GetResourceVersion()
+	if written, ok := w.pending[key]; ok {
+		delete(w.pending, key)
+		if written == rv {
+			return true
+		}
 	}
-	delete(w.pending, key)
-	return rv == obj.GetResourceVersion()
+	if held, ok := w.inFlight[key]; ok {
+		w.inFlight[key] = append(held, rv)
+		return true
+	}
+	return false
 }
 
-// size is how many writes await their event (for tests).
+// size is how many writes await their event or their answer (for tests).
 func (w *ownWrites) size() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.pending)
+	return len(w.pending) + len(w.inFlight)
 }
 
-// predicate drops the events of the children's versions the operator wrote itself. It must
-// come first among a watch's predicates, so that it sees every event.
+// predicate drops the events of the children's versions the operator wrote itself, and holds
+// those that come while a write is in flight. It must come first among a watch's predicates,
+// so that it sees every event. Deletions always pass.
 func (w *ownWrites) predicate() predicate.Funcs {
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return !w.ours(e.Object) },
