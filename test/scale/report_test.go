@@ -13,7 +13,7 @@ func TestMarkdownTables(t *testing.T) {
 			{Name: "Deployment applies", Raw: true, Count: 10, Wall: time.Second / 2},
 			{Name: "Service applies", Raw: true, Count: 10, Wall: time.Second},
 		}}},
-		Churn:   []churnResult{{N: 10, Nodes: 2, FirstReady: time.Second}, {N: 20, Nodes: 2, Err: "boom"}},
+		Churn: []churnResult{{N: 10, Nodes: 2, FirstReady: time.Second}, {N: 20, Nodes: 2, Err: "boom"}},
 	}
 	md := rep.markdown("")
 	for _, want := range []string{
