@@ -206,12 +206,13 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 func (r *MyAppReconciler) heldWrite(ctx context.Context, obj client.Object, write func() error) error {
 	key := keyOf(obj)
 	r.writes.hold(key)
-	err := write()
-	if err != nil {
-		r.writes.release(ctx, r.Client, key, nil)
+	var written client.Object
+	// Deferred, so that even a panic in write does not leave the child's events held.
+	defer func() { r.writes.release(ctx, r.Client, key, written) }()
+	if err := write(); err != nil {
 		return err
 	}
-	r.writes.release(ctx, r.Client, key, obj)
+	written = obj
 	return nil
 }
 

@@ -97,8 +97,9 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		out.errs = append(out.errs, err)
 	}
 	if r.writes.takeMissed(req.NamespacedName) && (out.retryAfter == 0 || out.retryAfter > heldEventRetry) {
-		// A child changed while our write to it was in flight, and its event was held
-		// (ownwrites.go): look again, as that event would have made us.
+		// A child changed while our write to it was in flight, its event was held
+		// (ownwrites.go), and there is no controller queue to put the MyApp back in: look
+		// again, as that event would have made us.
 		out.retryAfter = heldEventRetry
 	}
 	return out.result()
@@ -259,6 +260,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{},
 			builder.WithPredicates(r.writes.predicate(), childChanged(autoscalerStatusChanged))).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(r.writes.predicate(), childChanged(nil))).
+		WatchesRawSource(r.writes.source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)

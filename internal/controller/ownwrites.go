@@ -6,9 +6,12 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // ownWrites remembers, for each child the operator has just created or applied, the
@@ -24,14 +27,44 @@ import (
 //
 // The event often comes before the answer. So a child's events are held while a write to it
 // is in flight (hold, release): when the answer comes, an event of the version it returned is
-// dropped, and any other (someone else's write, or one met by a write that failed) marks the
-// MyApp to be reconciled again (takeMissed). A held event is never lost, only late by the
-// write's round trip.
+// dropped, and any other (someone else's write, or one met by a write that failed) queues the
+// MyApp again, as the event would have. A held event is never lost, only late by the write's
+// round trip. The children carry their MyApp's name (internal/desired), which is how a
+// child's event finds its MyApp here.
 type ownWrites struct {
 	mu       sync.Mutex
-	pending  map[ownWriteKey]string   // the resourceVersion each child's write returned
-	inFlight map[ownWriteKey][]string // the versions of events held while a write is in flight
-	missed   map[types.NamespacedName]bool
+	pending  map[ownWriteKey]string        // the resourceVersion each child's write returned
+	inFlight map[ownWriteKey][]string      // the versions of events held while a write is in flight
+	queue    requeuer                      // the controller's work queue, once it started (source)
+	missed   map[types.NamespacedName]bool // MyApps to queue again, while there is no queue
+}
+
+// requeuer is the part of the controller's work queue that ownWrites uses.
+type requeuer interface{ Add(reconcile.Request) }
+
+// source hands the controller's work queue to ownWrites when the controller starts, before
+// any worker (and so any write) runs. It sends no event of its own.
+func (w *ownWrites) source() source.Source { return queueSource{w} }
+
+type queueSource struct{ w *ownWrites }
+
+func (s queueSource) Start(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	s.w.queue = q
+	return nil
+}
+
+// requeueLocked queues the MyApp again (or notes it for takeMissed, without a queue).
+func (w *ownWrites) requeueLocked(app types.NamespacedName) {
+	if w.queue != nil {
+		w.queue.Add(reconcile.Request{NamespacedName: app})
+		return
+	}
+	if w.missed == nil {
+		w.missed = map[types.NamespacedName]bool{}
+	}
+	w.missed[app] = true
 }
 
 type ownWriteKey struct {
@@ -50,12 +83,15 @@ func (w *ownWrites) hold(key ownWriteKey) {
 	if w.inFlight == nil {
 		w.inFlight = map[ownWriteKey][]string{}
 	}
+	if len(w.inFlight[key]) > 0 { // a hold never released: do not lose what it held
+		w.requeueLocked(types.NamespacedName{Namespace: key.namespace, Name: key.name})
+	}
 	w.inFlight[key] = nil
 }
 
 // release ends the hold of the child key: written is the object the write returned, or nil
-// when it failed. An event held meanwhile of another version marks the child's MyApp (whose
-// name the child carries) to be reconciled again; one of the written version is dropped.
+// when it failed. An event held meanwhile of another version queues the child's MyApp (whose
+// name the child carries) again; one of the written version is dropped.
 func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWriteKey, written client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -65,16 +101,17 @@ func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWri
 	if written != nil {
 		rv = written.GetResourceVersion()
 	}
-	seen := false // the written version's event came while the write was in flight
+	seen := false   // the written version's event came while the write was in flight
+	missed := false // another one came
 	for _, v := range held {
 		if v == rv && rv != "" {
 			seen = true
 			continue
 		}
-		if w.missed == nil {
-			w.missed = map[types.NamespacedName]bool{}
-		}
-		w.missed[types.NamespacedName{Namespace: key.namespace, Name: key.name}] = true
+		missed = true
+	}
+	if missed {
+		w.requeueLocked(types.NamespacedName{Namespace: key.namespace, Name: key.name})
 	}
 	if rv != "" && !seen {
 		w.recordLocked(ctx, cache, written)
@@ -82,7 +119,8 @@ func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWri
 }
 
 // takeMissed tells whether an event of one of the MyApp's children was held during a write
-// and was not that write's, and forgets it.
+// and was not that write's while there was no queue to put the MyApp back in (a reconciler
+// run without its controller), and forgets it.
 func (w *ownWrites) takeMissed(app types.NamespacedName) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
