@@ -205,10 +205,15 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 // obj), holding the child's watch events while it is in flight (ownwrites.go).
 func (r *MyAppReconciler) heldWrite(ctx context.Context, obj client.Object, write func() error) error {
 	key := keyOf(obj)
+	before := ""
+	cached := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), cached); err == nil {
+		before = cached.GetResourceVersion()
+	}
 	r.writes.hold(key)
 	var written client.Object
 	// Deferred, so that even a panic in write does not leave the child's events held.
-	defer func() { r.writes.release(ctx, r.Client, key, written) }()
+	defer func() { r.writes.release(key, before, written) }()
 	if err := write(); err != nil {
 		return err
 	}

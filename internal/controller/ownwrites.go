@@ -20,17 +20,14 @@ import (
 // MyApp's status from the very object the write returned. So it is dropped instead of
 // queueing the MyApp again, and a new MyApp costs one reconcile instead of two.
 //
-// An entry lives from the write's answer to its event, milliseconds. None is made when the
-// cache already holds that version: an informer updates its cache before it hands the event
-// to the handlers, so that event has been (or is being) handed over and would never take the
-// entry away. Any other event of the child, and its deletion, drop the entry too.
-//
 // The event often comes before the answer. So a child's events are held while a write to it
 // is in flight (hold, release): when the answer comes, an event of the version it returned is
 // dropped, and any other (someone else's write, or one met by a write that failed) queues the
 // MyApp again, as the event would have. A held event is never lost, only late by the write's
 // round trip. The children carry their MyApp's name (internal/desired), which is how a
-// child's event finds its MyApp here.
+// child's event finds its MyApp here. When the answer comes first, an entry lives from the
+// answer to the event, milliseconds; any other event of the child, and its deletion, drop
+// it too.
 type ownWrites struct {
 	mu       sync.Mutex
 	pending  map[ownWriteKey]string        // the resourceVersion each child's write returned
@@ -90,9 +87,13 @@ func (w *ownWrites) hold(key ownWriteKey) {
 }
 
 // release ends the hold of the child key: written is the object the write returned, or nil
-// when it failed. An event held meanwhile of another version queues the child's MyApp (whose
-// name the child carries) again; one of the written version is dropped.
-func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWriteKey, written client.Object) {
+// when it failed; before is the version the cache held before the write ("" for none). An
+// event held meanwhile of another version queues the child's MyApp (whose name the child
+// carries) again; one of the written version is dropped. When that event has not come yet,
+// an entry waits for it: the hold began before the write was sent, so the event has not been
+// handed to the predicate yet. A write that changed nothing (the version it returned is the
+// one the cache held) has no event to wait for.
+func (w *ownWrites) release(key ownWriteKey, before string, written client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	held := w.inFlight[key]
@@ -113,9 +114,13 @@ func (w *ownWrites) release(ctx context.Context, cache client.Reader, key ownWri
 	if missed {
 		w.requeueLocked(types.NamespacedName{Namespace: key.namespace, Name: key.name})
 	}
-	if rv != "" && !seen {
-		w.recordLocked(ctx, cache, written)
+	if rv == "" || seen || rv == before {
+		return
 	}
+	if w.pending == nil {
+		w.pending = map[ownWriteKey]string{}
+	}
+	w.pending[key] = rv
 }
 
 // takeMissed tells whether an event of one of the MyApp's children was held during a write
@@ -127,24 +132,6 @@ func (w *ownWrites) takeMissed(app types.NamespacedName) bool {
 	missed := w.missed[app]
 	delete(w.missed, app)
 	return missed
-}
-
-// recordLocked notes that written is the object a write of ours returned. cache reads the
-// manager's cache.
-func (w *ownWrites) recordLocked(ctx context.Context, cache client.Reader, written client.Object) {
-	rv := written.GetResourceVersion()
-	if rv == "" {
-		return
-	}
-	cached := reflect.New(reflect.TypeOf(written).Elem()).Interface().(client.Object)
-	// Under the lock, so that the event cannot be handed over between this look and the entry.
-	if err := cache.Get(ctx, client.ObjectKeyFromObject(written), cached); err == nil && cached.GetResourceVersion() == rv {
-		return
-	}
-	if w.pending == nil {
-		w.pending = map[ownWriteKey]string{}
-	}
-	w.pending[keyOf(written)] = rv
 }
 
 // ours tells whether obj is the version a write of ours returned, and forgets the entry

@@ -37,10 +37,9 @@ func deploymentAt(rv string) *appsv1.Deployment {
 }
 
 func TestOwnWritesDropOnlyTheEventOfTheVersionWritten(t *testing.T) {
-	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
-		cached  cacheAt // what the cache holds when the write is recorded
+		before  string // what the cache held before the write
 		written string
 		event   client.Object
 		dropped bool
@@ -53,12 +52,12 @@ func TestOwnWritesDropOnlyTheEventOfTheVersionWritten(t *testing.T) {
 		{"another name", "", "5",
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", ResourceVersion: "5"}}, false},
 		// An apply that changed nothing answers with the version the cache holds, and no event
-		// follows; an entry would wait for the next event.
-		{"the cache holds the version written: no entry", "5", "5", deploymentAt("5"), false},
+		// follows: an entry would wait for the next one.
+		{"a write that changed nothing: no entry", "5", "5", deploymentAt("5"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w ownWrites
-			ownWrite(ctx, &w, tc.cached, deploymentAt(tc.written))
+			ownWrite(&w, tc.before, deploymentAt(tc.written))
 			if got := !w.predicate().Create(event.CreateEvent{Object: tc.event}); got != tc.dropped {
 				t.Errorf("create event dropped = %v, want %v", got, tc.dropped)
 			}
@@ -67,9 +66,9 @@ func TestOwnWritesDropOnlyTheEventOfTheVersionWritten(t *testing.T) {
 }
 
 // ownWrite is a write of ours that no event met while in flight.
-func ownWrite(ctx context.Context, w *ownWrites, cache client.Reader, written client.Object) {
+func ownWrite(w *ownWrites, before string, written client.Object) {
 	w.hold(keyOf(written))
-	w.release(ctx, cache, keyOf(written), written)
+	w.release(keyOf(written), before, written)
 }
 
 // queued records what ownWrites puts back in the controller's queue.
@@ -78,24 +77,25 @@ type queued []reconcile.Request
 func (q *queued) Add(r reconcile.Request) { *q = append(*q, r) }
 
 func TestOwnWritesHoldTheEventsOfAWriteInFlight(t *testing.T) {
-	ctx := context.Background()
 	app := types.NamespacedName{Namespace: "ns", Name: "web"}
 	for _, tc := range []struct {
-		name   string
-		held   []client.Object // events that arrive while the write is in flight
-		cache  cacheAt         // what the cache holds when the answer comes
-		answer client.Object   // nil: the write failed
-		missed bool            // the MyApp must be reconciled again
+		name    string
+		held    []client.Object // events that arrive while the write is in flight
+		before  string          // what the cache held before the write
+		answer  client.Object   // nil: the write failed
+		missed  bool            // the MyApp must be reconciled again
+		pending bool            // an entry waits for the written version's event
 	}{
-		{"our own event, before the answer", []client.Object{deploymentAt("5")}, "5", deploymentAt("5"), false},
-		{"someone else's event, then our answer", []client.Object{deploymentAt("4")}, "5", deploymentAt("5"), true},
-		{"someone else's write right after ours", []client.Object{deploymentAt("5"), deploymentAt("6")}, "6",
-			deploymentAt("5"), true},
-		{"the write failed, an event came", []client.Object{deploymentAt("4")}, "4", nil, true},
-		{"the write failed, no event came", nil, "", nil, false},
+		{"our own event, before the answer", []client.Object{deploymentAt("5")}, "", deploymentAt("5"), false, false},
+		{"someone else's event, then our answer", []client.Object{deploymentAt("4")}, "3", deploymentAt("5"), true, true},
+		{"someone else's write right after ours", []client.Object{deploymentAt("5"), deploymentAt("6")}, "4",
+			deploymentAt("5"), true, false},
+		{"the write failed, an event came", []client.Object{deploymentAt("4")}, "3", nil, true, false},
+		{"the write failed, no event came", nil, "", nil, false, false},
 		{"another child's event is not held", []client.Object{
 			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "api", ResourceVersion: "4"}},
-		}, "5", deploymentAt("5"), false},
+		}, "", deploymentAt("5"), false, true},
+		{"a write that changed nothing", nil, "5", deploymentAt("5"), false, false},
 	} {
 		for _, withQueue := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s, queue %v", tc.name, withQueue), func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestOwnWritesHoldTheEventsOfAWriteInFlight(t *testing.T) {
 						t.Errorf("an event of another child was held")
 					}
 				}
-				w.release(ctx, tc.cache, key, tc.answer)
+				w.release(key, tc.before, tc.answer)
 				got := w.takeMissed(app)
 				if withQueue {
 					if got {
@@ -133,11 +133,17 @@ func TestOwnWritesHoldTheEventsOfAWriteInFlight(t *testing.T) {
 				if w.takeMissed(app) {
 					t.Error("a missed event was reported twice")
 				}
-				if w.size() != 0 {
-					t.Errorf("%d entries kept after the answer, with the cache at the written version", w.size())
+				if want := map[bool]int{true: 1, false: 0}[tc.pending]; w.size() != want {
+					t.Errorf("%d entries after the answer, want %d", w.size(), want)
+				}
+				if tc.pending && p.Create(event.CreateEvent{Object: tc.answer}) {
+					t.Error("the written version's event, after the answer, passed")
 				}
 				if !p.Create(event.CreateEvent{Object: deploymentAt("7")}) {
 					t.Error("an event after the write's answer was held")
+				}
+				if w.size() != 0 {
+					t.Errorf("%d entries kept after the child's next event", w.size())
 				}
 			})
 		}
@@ -154,7 +160,7 @@ func TestOwnWritesSourceHandsOverTheQueue(t *testing.T) {
 	key := keyOf(deploymentAt(""))
 	w.hold(key)
 	w.predicate().Create(event.CreateEvent{Object: deploymentAt("4")})
-	w.release(context.Background(), cacheAt("5"), key, deploymentAt("5"))
+	w.release(key, "3", deploymentAt("5"))
 	if q.Len() != 1 {
 		t.Fatalf("the controller's queue holds %d requests, want the MyApp", q.Len())
 	}
@@ -174,7 +180,7 @@ func TestOwnWritesNeverLoseAHeldEvent(t *testing.T) {
 		if !w.predicate().Delete(event.DeleteEvent{Object: deploymentAt("5")}) {
 			t.Error("a deletion was held")
 		}
-		w.release(ctx, cacheAt(""), key, nil)
+		w.release(key, "", nil)
 		if !w.takeMissed(app) {
 			t.Error("a deletion during a failed write did not queue the MyApp again")
 		}
@@ -219,16 +225,18 @@ func (c cacheOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Obj
 }
 
 func TestOwnWritesDropThePreviousWritesEventDuringTheNext(t *testing.T) {
-	ctx := context.Background()
 	var w ownWrites
 	p := w.predicate()
-	ownWrite(ctx, &w, cacheAt(""), deploymentAt("5")) // its event is late
+	ownWrite(&w, "", deploymentAt("5")) // its event is late
 	key := keyOf(deploymentAt(""))
 	w.hold(key)
 	if p.Update(event.UpdateEvent{ObjectOld: deploymentAt("4"), ObjectNew: deploymentAt("5")}) {
 		t.Error("the first write's event passed during the second write")
 	}
-	w.release(ctx, cacheAt("6"), key, deploymentAt("6"))
+	w.release(key, "5", deploymentAt("6"))
+	if p.Update(event.UpdateEvent{ObjectOld: deploymentAt("5"), ObjectNew: deploymentAt("6")}) {
+		t.Error("the second write's event passed")
+	}
 	if w.takeMissed(types.NamespacedName{Namespace: "ns", Name: "web"}) {
 		t.Error("the first write's own event made the MyApp be reconciled again")
 	}
@@ -238,11 +246,10 @@ func TestOwnWritesDropThePreviousWritesEventDuringTheNext(t *testing.T) {
 }
 
 func TestOwnWritesForgetAfterTheFirstEvent(t *testing.T) {
-	ctx := context.Background()
 	var w ownWrites
 	p := w.predicate()
 
-	ownWrite(ctx, &w, cacheAt(""), deploymentAt("5"))
+	ownWrite(&w, "", deploymentAt("5"))
 	if !p.Update(event.UpdateEvent{ObjectOld: deploymentAt("4"), ObjectNew: deploymentAt("6")}) {
 		t.Error("an update to a version we did not write was dropped")
 	}
@@ -253,7 +260,7 @@ func TestOwnWritesForgetAfterTheFirstEvent(t *testing.T) {
 		t.Error("a later resync of the version we wrote was dropped, after its entry was settled")
 	}
 
-	ownWrite(ctx, &w, cacheAt(""), deploymentAt("7"))
+	ownWrite(&w, "", deploymentAt("7"))
 	if !p.Delete(event.DeleteEvent{Object: deploymentAt("7")}) {
 		t.Error("a deletion was dropped")
 	}
@@ -261,8 +268,34 @@ func TestOwnWritesForgetAfterTheFirstEvent(t *testing.T) {
 		t.Errorf("%d entries kept after the child's deletion", w.size())
 	}
 
-	ownWrite(ctx, &w, cacheAt(""), deploymentAt(""))
+	ownWrite(&w, "", deploymentAt(""))
 	if w.size() != 0 {
 		t.Error("an object with no resourceVersion was recorded")
+	}
+}
+
+func TestHeldWriteReadsTheCachedVersionBeforeTheWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cached  cacheAt // the cache's version of the child before the write
+		pending int     // entries waiting for the written version's event
+	}{
+		{"a write that made a new version", "4", 1},
+		{"a create", "", 1},
+		{"a write that changed nothing", "5", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &MyAppReconciler{Client: cacheOnly{at: tc.cached}}
+			obj := deploymentAt("")
+			if err := r.heldWrite(context.Background(), obj, func() error {
+				obj.SetResourceVersion("5") // the API server's answer
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if r.writes.size() != tc.pending {
+				t.Errorf("%d entries after the write, want %d", r.writes.size(), tc.pending)
+			}
+		})
 	}
 }
