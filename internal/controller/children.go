@@ -112,7 +112,11 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 	if name == "" {
 		name = nameOf(cfg)
 	}
-	err := r.apply(ctx, cfg, live)
+	before := "" // the version the write starts from, for ownWrites
+	if exists {
+		before = existing.GetResourceVersion()
+	}
+	err := r.apply(ctx, cfg, before, live)
 	if err == nil {
 		return nil
 	}
@@ -126,7 +130,7 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 	if !repaired {
 		return &applyError{kind: r.kindOf(existing), name: name, err: err}
 	}
-	if err := r.apply(ctx, cfg, live); err != nil {
+	if err := r.apply(ctx, cfg, before, live); err != nil {
 		return &applyError{kind: r.kindOf(existing), name: name, err: err}
 	}
 	return nil
@@ -196,20 +200,16 @@ func (r *MyAppReconciler) create(ctx context.Context, namespace, name string, cf
 	}
 	obj.SetNamespace(namespace)
 	obj.SetName(name)
-	return r.heldWrite(ctx, obj, func() error {
+	return r.heldWrite(obj, "", func() error {
 		return r.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, raw), client.FieldOwner(mutantFieldOwner(FieldOwner)))
 	})
 }
 
 // heldWrite sends write, a write of the child obj names (and that leaves the stored object in
-// obj), holding the child's watch events while it is in flight (ownwrites.go).
-func (r *MyAppReconciler) heldWrite(ctx context.Context, obj client.Object, write func() error) error {
+// obj), holding the child's watch events while it is in flight (ownwrites.go). before is the
+// child's resourceVersion as the caller last read it, "" when there was none.
+func (r *MyAppReconciler) heldWrite(obj client.Object, before string, write func() error) error {
 	key := keyOf(obj)
-	before := ""
-	cached := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
-	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), cached); err == nil {
-		before = cached.GetResourceVersion()
-	}
 	r.writes.hold(key)
 	var written client.Object
 	// Deferred, so that even a panic in write does not leave the child's events held.
@@ -221,12 +221,12 @@ func (r *MyAppReconciler) heldWrite(ctx context.Context, obj client.Object, writ
 	return nil
 }
 
-// apply server-side applies cfg with the operator's field owner, forced, and leaves in obj
-// the object the API server answered.
-func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
+// apply server-side applies cfg with the operator's field owner, forced, over the child at
+// version before ("" for none), and leaves in obj the object the API server answered.
+func (r *MyAppReconciler) apply(ctx context.Context, cfg runtime.ApplyConfiguration, before string, obj client.Object) error {
 	obj.SetNamespace(namespaceOf(cfg))
 	obj.SetName(nameOf(cfg))
-	return r.heldWrite(ctx, obj, func() error {
+	return r.heldWrite(obj, before, func() error {
 		if err := r.Apply(ctx, cfg, client.FieldOwner(mutantFieldOwner(FieldOwner)), client.ForceOwnership); err != nil {
 			return err
 		}
