@@ -105,20 +105,24 @@ func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) 
 	}}}, nil
 }
 
-func applyDeployment(ctx context.Context, c client.Client, app *examplev1.MyApp) error {
+// applyDeployment applies the MyApp's Deployment as the benchmark's client (opts: a dry run
+// for the warm-up).
+func applyDeployment(ctx context.Context, c client.Client, app *examplev1.MyApp, opts ...client.ApplyOption) error {
 	dep, err := desired.Deployment(app)
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership); err != nil {
+	opts = append([]client.ApplyOption{client.FieldOwner(rawFieldOwner), client.ForceOwnership}, opts...)
+	if err := c.Apply(ctx, dep, opts...); err != nil {
 		return fmt.Errorf("applying Deployment %s: %w", app.Name, err)
 	}
 	return nil
 }
 
-func applyService(ctx context.Context, c client.Client, app *examplev1.MyApp) error {
-	err := c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership)
-	if err != nil {
+// applyService applies the MyApp's Service as the benchmark's client (opts as applyDeployment).
+func applyService(ctx context.Context, c client.Client, app *examplev1.MyApp, opts ...client.ApplyOption) error {
+	opts = append([]client.ApplyOption{client.FieldOwner(rawFieldOwner), client.ForceOwnership}, opts...)
+	if err := c.Apply(ctx, desired.Service(app, false), opts...); err != nil {
 		return fmt.Errorf("applying Service %s: %w", app.Name, err)
 	}
 	return nil
@@ -185,15 +189,10 @@ func warmUp(ctx context.Context, c client.Client, namespace string) error {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	app.UID = types.UID(uuid.NewUUID())
-	dep, err := desired.Deployment(app)
-	if err != nil {
-		return err
-	}
-	if err := c.Apply(ctx, dep, client.FieldOwner(rawFieldOwner), client.ForceOwnership, client.DryRunAll); err != nil {
+	if err := applyDeployment(ctx, c, app, client.DryRunAll); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	if err := c.Apply(ctx, desired.Service(app, false), client.FieldOwner(rawFieldOwner), client.ForceOwnership,
-		client.DryRunAll); err != nil {
+	if err := applyService(ctx, c, app, client.DryRunAll); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	event := &corev1.Event{
