@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +35,7 @@ type options struct {
 	SettleTimeout time.Duration
 	Manager       managerSettings
 	Profiles      string // folder for the manager's heap profiles; empty keeps none
+	Runs          int    // how many times each size is measured; the report shows the median run
 	Churn         churnOptions
 }
 
@@ -44,6 +47,8 @@ type result struct {
 	Floor          time.Duration // the operator's writes for N MyApps, sent by a client
 	FloorCPU       cpuTimes
 	FloorSteps     []stepResult  // the floor, one kind of write at a time
+	Least          time.Duration // the writes no operator can leave out, per MyApp in order, from a client
+	LeastCPU       cpuTimes
 	Create         time.Duration // creating the N MyApps
 	Settle         time.Duration // first create until the operator's last request
 	SettleCPU      cpuTimes      // CPU each process used from the first create until settled
@@ -55,9 +60,46 @@ type result struct {
 	After          managerStats  // at the end of the quiet window
 	ScrapeDuration time.Duration // mean time of one read of the manager's metrics while settling
 	APIServer      string
+	Runs           []runRatios // every run of this size, this one among them, when -runs is above 1
 }
 
-// runSize measures one size: the raw baseline, the operator and the floor, each on a fresh
+// runRatios are one run's ratios to its raw baseline.
+type runRatios struct {
+	Settled, Least float64
+}
+
+// measureSize runs runSize opts.Runs times and returns the run of the median ratio, with every
+// run's ratios. One run's ratio moves with whatever else the machine does meanwhile.
+func measureSize(ctx context.Context, opts options, managerBin string, n int) (result, error) {
+	var runs []result
+	for k := range max(opts.Runs, 1) {
+		if opts.Runs > 1 {
+			log.Printf("N=%d: run %d of %d", n, k+1, opts.Runs)
+		}
+		res, err := runSize(ctx, opts, managerBin, n)
+		if err != nil {
+			return res, err
+		}
+		runs = append(runs, res)
+	}
+	return medianRun(runs), nil
+}
+
+// medianRun is the run whose settled / raw ratio is the median (the lower middle one of an
+// even count), carrying every run's ratios when there is more than one.
+func medianRun(runs []result) result {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b result) int { return cmp.Compare(a.ratio(), b.ratio()) })
+	median := sorted[(len(sorted)-1)/2]
+	if len(runs) > 1 {
+		for _, r := range runs {
+			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio()})
+		}
+	}
+	return median
+}
+
+// runSize measures one size: the raw baseline, the operator, the floor and the least writes, each on a fresh
 // envtest, so that each starts from the same empty API server. (On a shared one, the phase
 // that runs later pays for the objects of the earlier ones: the API server's ClusterIP
 // allocator, for one, walks every allocated address on each Service create.)
@@ -110,6 +152,16 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		var err error
 		res.Floor, res.FloorCPU, res.FloorSteps, err = c.timedSteps(ctx, "floor", floorNamespace, n,
 			floorBaseline(c.admin, floorNamespace, n, template))
+		return err
+	}); err != nil {
+		return res, err
+	}
+	if err := onFreshCluster(ctx, filepath.Join(dir, "least"), floorNamespace, func(c *cluster) error {
+		log.Printf("N=%d: least writes: per MyApp its create, Service and Deployment applies and status, %d MyApps at a time",
+			n, concurrency)
+		var err error
+		res.Least, res.LeastCPU, _, err = c.timedSteps(ctx, "least writes", floorNamespace, n,
+			[]writeStep{leastWrites(c.admin, floorNamespace, n, template)})
 		return err
 	}); err != nil {
 		return res, err

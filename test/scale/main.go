@@ -48,6 +48,8 @@ func main() {
 	flag.IntVar(&opts.Manager.Burst, "burst", 0, "Passed to the manager as --kube-api-burst; 0 keeps its default.")
 	flag.StringVar(&opts.Profiles, "profiles", "",
 		"Folder to keep the manager's heap profiles in (before the MyApps, after the quiet window); empty keeps none.")
+	flag.IntVar(&opts.Runs, "runs", 1,
+		"How many times each size is measured; the report shows the run of the median ratio and every run's ratios.")
 	var churn string
 	flag.StringVar(&churn, "churn", "",
 		"Comma-separated numbers of MyApps for the churn run on the local cluster; empty skips it.")
@@ -100,7 +102,7 @@ func run(opts options, out string) error {
 		return err
 	}
 	for _, n := range opts.Sizes {
-		res, err := runSize(ctx, opts, bin, n)
+		res, err := measureSize(ctx, opts, bin, n)
 		if err != nil {
 			return err
 		}

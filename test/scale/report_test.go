@@ -8,11 +8,12 @@ import (
 
 func TestMarkdownTables(t *testing.T) {
 	rep := report{
-		Results: []result{{N: 10, Raw: time.Second, Settle: 2 * time.Second, FloorSteps: []stepResult{
-			{Name: "MyApp creates", Count: 10, Wall: time.Second / 2, CPU: cpuTimes{procAPIServer: 15 * time.Millisecond}},
-			{Name: "Deployment applies", Raw: true, Count: 10, Wall: time.Second / 2},
-			{Name: "Service applies", Raw: true, Count: 10, Wall: time.Second},
-		}}},
+		Results: []result{{N: 10, Raw: time.Second, Settle: 2 * time.Second, Least: 1800 * time.Millisecond,
+			Runs: []runRatios{{Settled: 2, Least: 1.8}, {Settled: 2.5, Least: 1.9}, {Settled: 1.6, Least: 1.75}}, FloorSteps: []stepResult{
+				{Name: "MyApp creates", Count: 10, Wall: time.Second / 2, CPU: cpuTimes{procAPIServer: 15 * time.Millisecond}},
+				{Name: "Deployment applies", Raw: true, Count: 10, Wall: time.Second / 2},
+				{Name: "Service applies", Raw: true, Count: 10, Wall: time.Second},
+			}}},
 		Churn: []churnResult{{N: 10, Nodes: 2, FirstReady: time.Second}, {N: 20, Nodes: 2, Err: "boom"}},
 	}
 	md := rep.markdown("")
@@ -23,10 +24,39 @@ func TestMarkdownTables(t *testing.T) {
 		"| from the first create to all N Ready | 1.00 s | failed |\n",
 		"N=20 failed: boom",
 		"| … of which the MyApp creates | 0.50 s (API server: 1.50 ms CPU a write) | — | — |\n",
+		"| least writes / raw: about the lowest ratio any operator can reach in this run | **1.8×** | — | — |\n",
+		"| settled / least writes: what the operator adds | 1.11× | — | — |\n",
+		"| settled / raw in each of 3 runs (this table shows the median run) | 2.0×, 2.5×, 1.6× | — | ≤ 1.5× |\n",
+		"| least writes / raw in each of the 3 runs | 1.8×, 1.9×, 1.8× | — | — |\n",
 		"| the floor's applies / the raw baseline (the same writes: near 1 unless the run was noisy) | 1.50× | — | — |\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+}
+
+func TestMedianRunIsTheMiddleRatio(t *testing.T) {
+	runs := []result{
+		{Raw: time.Second, Settle: 3 * time.Second, Least: 2 * time.Second},
+		{Raw: time.Second, Settle: 2 * time.Second, Least: 1800 * time.Millisecond, Create: time.Second},
+		{Raw: 2 * time.Second, Settle: 9 * time.Second, Least: 4 * time.Second},
+		{Raw: time.Second, Settle: 1500 * time.Millisecond, Least: 1700 * time.Millisecond},
+	}
+	got := medianRun(runs)
+	if got.Create != time.Second {
+		t.Errorf("medianRun chose the run of ratio %.2f, want the lower middle one, 2.0", got.ratio())
+	}
+	want := []runRatios{{3, 2}, {2, 1.8}, {4.5, 2}, {1.5, 1.7}}
+	if len(got.Runs) != len(want) {
+		t.Fatalf("the median run carries %d runs' ratios, want %d", len(got.Runs), len(want))
+	}
+	for i := range want {
+		if got.Runs[i] != want[i] {
+			t.Errorf("run %d: ratios %+v, want %+v", i, got.Runs[i], want[i])
+		}
+	}
+	if one := medianRun(runs[:1]); one.Runs != nil {
+		t.Errorf("a single run lists its ratios: %+v", one.Runs)
 	}
 }
