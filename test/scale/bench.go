@@ -69,7 +69,8 @@ type runRatios struct {
 }
 
 // measureSize runs runSize opts.Runs times and returns the run of the median ratio, with every
-// run's ratios. One run's ratio moves with whatever else the machine does meanwhile.
+// run's ratios, and keeps that run's heap profiles (-profiles). One run's ratio moves with
+// whatever else the machine does meanwhile.
 func measureSize(ctx context.Context, opts options, managerBin string, n int) (result, error) {
 	var runs []result
 	for k := range max(opts.Runs, 1) {
@@ -82,15 +83,17 @@ func measureSize(ctx context.Context, opts options, managerBin string, n int) (r
 		}
 		runs = append(runs, res)
 	}
-	return medianRun(runs), nil
+	res := medianRun(runs)
+	return res, saveProfiles(opts.Profiles, &res)
 }
 
-// medianRun is the run whose settled / raw ratio is the median (the lower middle one of an
-// even count), carrying every run's ratios when there is more than one.
+// medianRun is the run whose settled / raw ratio is the median (of an even count, the higher
+// middle one: the report does not flatter), carrying every run's ratios when there is more
+// than one.
 func medianRun(runs []result) result {
 	sorted := slices.Clone(runs)
 	slices.SortStableFunc(sorted, func(a, b result) int { return cmp.Compare(a.ratio(), b.ratio()) })
-	median := sorted[(len(sorted)-1)/2]
+	median := sorted[len(sorted)/2]
 	if len(runs) > 1 {
 		for _, r := range runs {
 			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio()})
@@ -248,7 +251,7 @@ func measureOperator(ctx context.Context, opts options, c *cluster, scraper *api
 	if res.After, err = mgr.stats(ctx); err != nil {
 		return err
 	}
-	return saveProfiles(opts.Profiles, res)
+	return nil
 }
 
 // saveProfiles writes the heap profiles taken before the MyApps and after the quiet window.
@@ -378,7 +381,7 @@ type stepResult struct {
 }
 
 // timedSteps runs a client's writes of n MyApps' worth of children into namespace (the raw
-// baseline, the floor), step after step, each timed on its own; checks they left n
+// baseline, the floor, the least writes), step after step, each timed on its own; checks they left n
 // Deployments and n Services there; and logs the times. It returns the steps' total wall and
 // CPU time and each step's.
 func (c *cluster) timedSteps(ctx context.Context, phase, namespace string, n int, steps []writeStep,
