@@ -372,7 +372,7 @@ const methodText = `## Method
   operator that keeps an honest status can leave out: the user's create, the Service and the
   Deployment applies and one status patch (not the event), 10 MyApps in flight. An operator sends
   at least these requests and does its own work besides. While both cores are busy (the CPU rows
-  show about 2 cores in every phase), more requests in flight do not make them cheaper, so least
+  show near 2 cores in the phases compared), more requests in flight do not make them cheaper, so least
   writes / raw is about the lowest ratio any operator could reach in that run, and settled / least
   writes is what this operator adds to it. Where the cores are not all busy, it is no bound: an
   operator keeping more requests in flight (the users' creates beside its own writes) can settle
