@@ -38,6 +38,8 @@ var (
 	scheme    = runtime.NewScheme()
 	suiteCtx  context.Context
 	cancelAll context.CancelFunc
+	// managerStopped is closed once the suite's manager has stopped.
+	managerStopped <-chan struct{}
 )
 
 // unwatched keeps out of the manager's sight the MyApps labelled unwatchedLabel.
@@ -73,6 +75,10 @@ var _ = BeforeSuite(func() {
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		// envtest's 20 s default was once not enough for kube-apiserver's graceful shutdown on
+		// a busy 2-core CI machine, after every spec had passed; a minute is the API server's
+		// own limit for a request in flight.
+		ControlPlaneStopTimeout: time.Minute,
 	}
 	var err error
 	cfg, err = testEnv.Start()
@@ -83,12 +89,16 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	suiteCtx, cancelAll = context.WithCancel(context.Background())
-	startManager(suiteCtx, nil, &managerRequests)
+	managerStopped = startManager(suiteCtx, nil, &managerRequests)
 })
 
 var _ = AfterSuite(func() {
 	if cancelAll != nil {
 		cancelAll()
+	}
+	if managerStopped != nil {
+		// No request of the manager's is in flight when the API server is asked to stop.
+		Eventually(managerStopped).WithTimeout(time.Minute).Should(BeClosed())
 	}
 	if testEnv != nil {
 		Expect(testEnv.Stop()).To(Succeed())
@@ -96,8 +106,8 @@ var _ = AfterSuite(func() {
 })
 
 // startManager runs the reconciler as cmd/main.go wires it, watching the given namespaces
-// (all when nil), until ctx ends.
-func startManager(ctx context.Context, namespaces []string, requests *requestCounter) {
+// (all when nil), until ctx ends; the channel it returns is closed once the manager has stopped.
+func startManager(ctx context.Context, namespaces []string, requests *requestCounter) <-chan struct{} {
 	skip := true
 	mgrCfg := rest.CopyConfig(cfg)
 	if requests != nil {
@@ -121,10 +131,13 @@ func startManager(ctx context.Context, namespaces []string, requests *requestCou
 		MaxConcurrentReconciles: 4,
 		WatchNamespaces:         namespaces,
 	}).SetupWithManager(mgr)).To(Succeed())
+	stopped := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
+		defer close(stopped)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
+	return stopped
 }
 
 func withSyncPeriod(o cache.Options) cache.Options {
