@@ -142,12 +142,9 @@ func newOperatorWrites(c client.Client, namespace string, n int, status examplev
 	return &operatorWrites{c: c, namespace: namespace, status: status, apps: make([]*examplev1.MyApp, n)}
 }
 
-func (w *operatorWrites) create(ctx context.Context, i int) error {
-	w.apps[i] = newMyApp(w.namespace, i)
-	if err := w.c.Create(ctx, w.apps[i]); err != nil {
-		return fmt.Errorf("creating MyApp %s: %w", w.apps[i].Name, err)
-	}
-	return nil
+func (w *operatorWrites) create(ctx context.Context, i int) (err error) {
+	w.apps[i], err = createMyApp(ctx, w.c, w.namespace, i)
+	return err
 }
 
 func (w *operatorWrites) deployment(ctx context.Context, i int) error {
@@ -267,9 +264,16 @@ func warmUp(ctx context.Context, c client.Client, namespace string) error {
 // createMyApps creates n MyApps with the benchmark's concurrency.
 func createMyApps(ctx context.Context, c client.Client, namespace string, n int) error {
 	return parallel(ctx, n, func(ctx context.Context, i int) error {
-		if err := c.Create(ctx, newMyApp(namespace, i)); err != nil {
-			return fmt.Errorf("creating MyApp %s: %w", appName(i), err)
-		}
-		return nil
+		_, err := createMyApp(ctx, c, namespace, i)
+		return err
 	})
+}
+
+// createMyApp creates the benchmark's MyApp i, as a user would, and returns it as created.
+func createMyApp(ctx context.Context, c client.Client, namespace string, i int) (*examplev1.MyApp, error) {
+	app := newMyApp(namespace, i)
+	if err := c.Create(ctx, app); err != nil {
+		return nil, fmt.Errorf("creating MyApp %s: %w", app.Name, err)
+	}
+	return app, nil
 }
