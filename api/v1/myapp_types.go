@@ -22,7 +22,9 @@ type MyAppSpec struct {
 	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
 	// application to zero (the MyApp is then Ready with 0 of 0 pods). While autoscaling is
 	// enabled the HorizontalPodAutoscaler decides the number of pods and this field is
-	// ignored. Defaults to 1.
+	// ignored; when autoscaling is turned off, the Deployment keeps the autoscaler's count
+	// until replicas is set (a value other than 1, or a 1 sent with server-side apply).
+	// Defaults to 1.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
 	// +optional
@@ -112,7 +114,10 @@ type MyAppSpec struct {
 	// SecurityContext is the container's security context. Fields left out take the
 	// defaults of the "restricted" Pod Security Standard: allowPrivilegeEscalation false
 	// and capabilities {drop: [ALL]} (a capabilities field given here replaces that default
-	// whole). Set a field to override its default.
+	// whole). Set a field to override its default. A privileged container, or one that adds
+	// CAP_SYS_ADMIN, gets no allowPrivilegeEscalation default: Kubernetes refuses
+	// allowPrivilegeEscalation false beside either.
+	// +kubebuilder:validation:XValidation:rule="!has(self.allowPrivilegeEscalation) || self.allowPrivilegeEscalation || !((has(self.privileged) && self.privileged) || (has(self.capabilities) && has(self.capabilities.add) && self.capabilities.add.exists(c, c == 'CAP_SYS_ADMIN')))",message="allowPrivilegeEscalation must not be false for a privileged container or one that adds CAP_SYS_ADMIN: Kubernetes refuses such a pod"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Container security context"
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
@@ -206,10 +211,10 @@ type MyAppSpec struct {
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 }
 
-// ResourceRequirements are the compute resources of the application's container, written as
-// in a Pod: any resource name (cpu, memory, ephemeral-storage, hugepages-2Mi, or an extended
-// resource such as nvidia.com/gpu) mapped to a quantity, as a number (cpu: 1,
-// memory: 1073741824) or a string ("500m", "256Mi"). For each resource, the request must not
+// ResourceRequirements are the compute resources of the application's container: any
+// resource name (cpu, memory, ephemeral-storage, hugepages-2Mi, or an extended resource such
+// as nvidia.com/gpu) mapped to a quantity, as an integer (cpu: 1, memory: 1073741824) or a
+// string ("500m", "0.5", "256Mi"); a fraction must be a string. For each resource, the request must not
 // exceed the limit.
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('cpu' in self.requests) || !('cpu' in self.limits) || !isQuantity(string(self.requests['cpu'])) || !isQuantity(string(self.limits['cpu'])) || quantity(string(self.requests['cpu'])).compareTo(quantity(string(self.limits['cpu']))) <= 0",message="cpu must not exceed limits.cpu",fieldPath=".requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('memory' in self.requests) || !('memory' in self.limits) || !isQuantity(string(self.requests['memory'])) || !isQuantity(string(self.limits['memory'])) || quantity(string(self.requests['memory'])).compareTo(quantity(string(self.limits['memory']))) <= 0",message="memory must not exceed limits.memory",fieldPath=".requests"
@@ -323,26 +328,6 @@ type AutoScalingSpec struct {
 	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
-// Condition types a MyApp reports. All five are present from the first status the operator
-// writes. Ready, Reconciling and Stalled follow the kstatus convention that Flux, kpt and
-// cli-utils read; Progressing and Degraded follow the OpenShift one. One decision computes
-// them all, so they never disagree.
-const (
-	// ConditionReady is True when the Deployment is Available and runs the current pod
-	// template everywhere. A scale-up with enough pods available keeps it True.
-	ConditionReady = "Ready"
-	// ConditionReconciling is True while the operator or the Deployment is still working
-	// towards the spec: a rollout, a scale, a migration.
-	ConditionReconciling = "Reconciling"
-	// ConditionStalled is True when progress stopped on a problem the user must fix.
-	ConditionStalled = "Stalled"
-	// ConditionProgressing is True while a rollout or scale is under way, like Reconciling.
-	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True on any problem, terminal (also Stalled) or not (the operator
-	// retries, or the autoscaler cannot scale).
-	ConditionDegraded = "Degraded"
-)
-
 // ReconcileRequestAnnotation asks for a reconcile when its value changes, as Flux's
 // reconcile.fluxcd.io/requestedAt does; status.lastHandledReconcileAt echoes the value.
 // `kubectl annotate myapp/web myapp.example.com/reconcile-requested-at="$(date +%s)" --overwrite`
@@ -439,8 +424,4 @@ type MyAppList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []MyApp `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&MyApp{}, &MyAppList{})
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		scheme := runtime.NewScheme()
 		_ = examplev1.AddToScheme(scheme)
+		_ = clientgoscheme.AddToScheme(scheme)
 		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil {
 			code = m.Run()
 		}
@@ -115,7 +117,10 @@ func TestAdmissionRejects(t *testing.T) {
 		{"probe-two-handlers", `{"image":"nginx","readinessProbe":{"tcpSocket":{},"exec":{"command":["true"]}}}`, "spec.readinessProbe", "exactly one"},
 		{"probe-http-relative-path", `{"image":"nginx","readinessProbe":{"httpGet":{"path":"healthz"}}}`, "spec.readinessProbe.httpGet.path", "must start with '/'"},
 		{"probe-http-port-zero", `{"image":"nginx","livenessProbe":{"httpGet":{"port":0}}}`, "spec.livenessProbe.httpGet.port", "port number from 1 to 65535"},
-		{"probe-http-port-name-too-long", `{"image":"nginx","readinessProbe":{"httpGet":{"port":"a-very-long-port-name"}}}`, "spec.readinessProbe.httpGet.port", "port name"},
+		{"probe-http-port-name-too-long", `{"image":"nginx","readinessProbe":{"httpGet":{"port":"a-very-long-port-name"}}}`, "spec.readinessProbe.httpGet.port", "or http"},
+		// The container has one port, named http: a probe of any other name never resolves.
+		{"probe-http-other-port-name", `{"image":"nginx","readinessProbe":{"httpGet":{"port":"metrics"}}}`, "spec.readinessProbe.httpGet.port", "the name of the container's port"},
+		{"probe-tcp-other-port-name", `{"image":"nginx","livenessProbe":{"tcpSocket":{"port":"web"}}}`, "spec.livenessProbe.tcpSocket.port", "the name of the container's port"},
 		{"probe-http-bad-scheme", `{"image":"nginx","readinessProbe":{"httpGet":{"scheme":"FTP"}}}`, "spec.readinessProbe.httpGet.scheme", "Unsupported value"},
 		{"probe-http-bad-header", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"bad header","value":"x"}]}}}`, "spec.readinessProbe.httpGet.httpHeaders[0].name", "HTTP header name"},
 		{"probe-tcp-port-too-high", `{"image":"nginx","startupProbe":{"tcpSocket":{"port":70000}}}`, "spec.startupProbe.tcpSocket.port", "port number"},
@@ -143,6 +148,10 @@ func TestAdmissionRejects(t *testing.T) {
 		{"too-many-tolerations", `{"image":"nginx","tolerations":[` + strings.TrimSuffix(strings.Repeat(`{"operator":"Exists"},`, 65), ",") + `]}`, "spec.tolerations", "must have at most 64 items"},
 		{"spread-without-key", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule"}]}`, "spec.topologySpreadConstraints[0].topologyKey", "Required"},
 		{"rolling-update-both-zero", `{"image":"nginx","rollingUpdate":{"maxSurge":0,"maxUnavailable":"0%"}}`, "spec.rollingUpdate.maxUnavailable", "must not both be 0"},
+		{"rolling-update-both-zero-percent", `{"image":"nginx","rollingUpdate":{"maxSurge":"0%","maxUnavailable":0}}`, "spec.rollingUpdate.maxUnavailable", "must not both be 0"},
+		{"rolling-update-both-zero-padded", `{"image":"nginx","rollingUpdate":{"maxSurge":"00%","maxUnavailable":"000%"}}`, "spec.rollingUpdate.maxUnavailable", "must not both be 0"},
+		{"privileged-without-escalation", `{"image":"nginx","securityContext":{"privileged":true,"allowPrivilegeEscalation":false}}`, "spec.securityContext", "allowPrivilegeEscalation must not be false"},
+		{"sys-admin-without-escalation", `{"image":"nginx","securityContext":{"capabilities":{"add":["CAP_SYS_ADMIN"]},"allowPrivilegeEscalation":false}}`, "spec.securityContext", "allowPrivilegeEscalation must not be false"},
 		{"rolling-update-bad-percent", `{"image":"nginx","rollingUpdate":{"maxUnavailable":"150%"}}`, "spec.rollingUpdate.maxUnavailable", "percentage from 0% to 100%"},
 		{"rolling-update-negative", `{"image":"nginx","rollingUpdate":{"maxSurge":-1}}`, "spec.rollingUpdate.maxSurge", "non-negative"},
 		{"pdb-both", `{"image":"nginx","podDisruptionBudget":{"minAvailable":1,"maxUnavailable":1}}`, "spec.podDisruptionBudget", "exactly one of minAvailable and maxUnavailable"},

@@ -62,9 +62,9 @@ type HTTPGetProbe struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// Port is the container port to request, by number or by name. Defaults to the MyApp's
-	// port.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(self) <= 15 && self.matches('[a-z]')",message="must be a port number from 1 to 65535 or a port name of at most 15 lower case letters, digits and '-'"
+	// Port is the port to request: a number, or "http", the name of the container's one
+	// port (the MyApp's port). Defaults to the MyApp's port.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self == 'http'",message="must be a port number from 1 to 65535 or http, the name of the container's port"
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`
 
@@ -97,9 +97,9 @@ type HTTPHeader struct {
 
 // TCPSocketProbe is a TCP connection to the container.
 type TCPSocketProbe struct {
-	// Port is the container port to connect to, by number or by name. Defaults to the MyApp's
-	// port.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && size(self) <= 15 && self.matches('[a-z]')",message="must be a port number from 1 to 65535 or a port name of at most 15 lower case letters, digits and '-'"
+	// Port is the port to connect to: a number, or "http", the name of the container's one
+	// port (the MyApp's port). Defaults to the MyApp's port.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self == 'http'",message="must be a port number from 1 to 65535 or http, the name of the container's port"
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`
 }
@@ -130,9 +130,9 @@ type ExecProbe struct {
 }
 
 // RollingUpdate controls how a new pod template replaces the old pods. Each value is a number
-// of pods or a percentage of the replicas ("25%"); they must not both be 0. Left out, each
-// takes the Deployment default of 25%.
-// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !((self.maxSurge == 0 || self.maxSurge == '0%') && (self.maxUnavailable == 0 || self.maxUnavailable == '0%'))",message="maxSurge and maxUnavailable must not both be 0",fieldPath=".maxUnavailable"
+// of pods or a percentage of the replicas ("25%"); they must not both be 0, however written
+// (0, "0%", "00%"). Left out, each takes the Deployment default of 25%.
+// +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !((type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge.matches('^0+%$')) && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable.matches('^0+%$')))",message="maxSurge and maxUnavailable must not both be 0",fieldPath=".maxUnavailable"
 type RollingUpdate struct {
 	// MaxSurge is how many pods may run above the desired count during a rollout.
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="must be a non-negative number or a percentage such as 25%"

@@ -141,7 +141,7 @@ var judgedKeys = map[string]bool{"description": true, "type": true, "enum": true
 
 // unhandledKeys lists, sorted, the keywords of one property of one version that changed and
 // that no validation judges; children are compared as properties of their own.
-func unhandledKeys(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition, version, property string) []string {
+func unhandledKeys(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition, version, field string) []string {
 	find := func(crd *apiextensionsv1.CustomResourceDefinition) map[string]*apiextensionsv1.JSONSchemaProps {
 		for _, v := range crd.Spec.Versions {
 			if v.Name == version && v.Schema != nil {
@@ -150,7 +150,7 @@ func unhandledKeys(oldCRD, newCRD *apiextensionsv1.CustomResourceDefinition, ver
 		}
 		return nil
 	}
-	diff, ok := validations.FlattenedCRDVersionDiff(find(oldCRD), find(newCRD))[property]
+	diff, ok := validations.FlattenedCRDVersionDiff(find(oldCRD), find(newCRD))[field]
 	if !ok {
 		return nil
 	}

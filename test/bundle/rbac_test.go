@@ -19,10 +19,10 @@ func TestManagerRBACIsLeast(t *testing.T) {
 	// What the reconciler, leader election and the metrics filter call, by group/resource.
 	allowed := map[string][]string{
 		"example.com/myapps":                        {"get", "list", "watch"},
-		"example.com/myapps/status":                 {"get", "update", "patch"},
+		"example.com/myapps/status":                 {"patch"},
 		"example.com/myapps/finalizers":             {"update"}, // blockOwnerDeletion on children
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
-		"apps/replicasets":                          {"list", "delete"}, // the 0.2.0 selector migration only
+		"apps/replicasets":                          {"list", "patch", "delete"}, // the 0.2.0 selector migration only
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
 		"/pods":                                     {"list", "watch"}, // the kubelet's reasons a pod cannot start (pods.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},

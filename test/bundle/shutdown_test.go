@@ -124,7 +124,7 @@ func evalDuration(e ast.Expr) (time.Duration, error) {
 }
 
 func keys(m map[string]*int64) []string {
-	var out []string
+	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}

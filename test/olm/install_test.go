@@ -22,9 +22,10 @@ const (
 	catalogName    = "myapp-operator-catalog"
 	operatorSA     = "myapp-operator-controller-manager"
 	operatorDeploy = "myapp-operator-controller-manager"
-	firstCSV       = "myapp-operator.v0.2.0"
-	nextCSV        = "myapp-operator.v0.3.0"
-	nextImage      = "example.com/myapp-operator:v0.3.0"
+	csv020         = "myapp-operator.v0.2.0"
+	csv030         = "myapp-operator.v0.3.0"
+	currentCSV     = "myapp-operator.v0.3.1"
+	currentImage   = "example.com/myapp-operator:v0.3.1"
 )
 
 // The four install modes the CSV declares, installed one after another on one cluster, each
@@ -34,6 +35,8 @@ const (
 var (
 	ownNamespace = installMode{name: "OwnNamespace", installNS: "own-operator",
 		targets: []string{"own-operator"}, work: []string{"own-operator"}, outside: "own-outside"}
+	ownNamespaceFrom030 = installMode{name: "OwnNamespace-from-0.3.0", installNS: "own-030",
+		targets: []string{"own-030"}, work: []string{"own-030"}, outside: "own-030-outside"}
 	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
 		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
 	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
@@ -55,16 +58,16 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		})).To(Succeed())
 	})
 
-	It("OwnNamespace: installs 0.2.0, upgrades to 0.3.0 along the channel with MyApps served throughout, and acts in its own namespace only", func() {
+	It("OwnNamespace: installs a release on the old pod selector, upgrades to the current version along the channel with MyApps served throughout, and acts in its own namespace only", func() {
 		m := ownNamespace
 		m.create()
 		// Manual approval starting at 0.2.0, so that the test drives each step of the upgrade.
-		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv020, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
 
 		By("installing 0.2.0 through an InstallPlan approved by hand")
 		started := time.Now()
-		m.approveAndComplete(firstCSV)
-		m.expectSucceeded(firstCSV)
+		m.approveAndComplete(csv020)
+		m.expectSucceeded(csv020)
 		m.expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
 		AddReportEntry("OLM install of 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
@@ -76,7 +79,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		Expect(m.can("get", "", "secrets", m.installNS)).To(BeFalse(), "the operator never reads Secrets")
 
 		By("serving MyApps with the 0.2.0 manager, run with 0.2.0's permissions")
-		previous := m.startManager(previousManagerBin, "0.2.0")
+		previous := m.startManager(manager020Bin, "0.2.0")
 		apps := map[string]int32{"shop": 3, "blog": 1}
 		for name, replicas := range apps {
 			Expect(k8s.Create(ctx, &examplev1.MyApp{
@@ -93,25 +96,25 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			}).Should(Succeed(), "MyApp %s under 0.2.0", name)
 		}
 		served := watchServed(m.installNS, "shop", "blog")
-		// OLM's rollout replaces the 0.2.0 pod with the 0.3.0 one; here the old process stops
+		// OLM's rollout replaces the 0.2.0 pod with the current one; here the old process stops
 		// before the upgrade and the new one starts after it, while the apps' pods keep serving.
 		m.stopManager(previous)
 
-		By("upgrading to 0.3.0, the next version in the channel, approved by hand")
+		By("upgrading to the channel's head, which skips 0.3.0 (skipRange), approved by hand")
 		started = time.Now()
-		m.approveAndComplete(nextCSV)
-		m.expectSucceeded(nextCSV)
-		m.expectOperatorDeployment(nextImage)
-		m.expectCSVGone(firstCSV)
-		AddReportEntry("OLM upgrade to 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+		m.approveAndComplete(currentCSV)
+		m.expectSucceeded(currentCSV)
+		m.expectOperatorDeployment(currentImage)
+		m.expectCSVGone(csv020)
+		AddReportEntry("OLM upgrade from 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
-		By("granting 0.3.0 what it newly needs, in its own namespace, and nothing outside it")
+		By("granting the current version what it newly needs, in its own namespace, and nothing outside it")
 		// 0.2.0 asked for everything cluster-wide; OLM removes those grants with its CSV.
 		m.expectScope()
 
 		By("running the manager with nothing but the permissions OLM granted from the CSV")
 		m.expectServes(func() {
-			By("bringing 0.2.0's MyApps to Ready under 0.3.0, on 0.3.0's pod selector, served throughout")
+			By("bringing 0.2.0's MyApps to Ready under the current version, on the new pod selector, served throughout")
 			for name, replicas := range apps {
 				Eventually(func(g Gomega) {
 					app := &examplev1.MyApp{}
@@ -123,17 +126,60 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 					g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
 					d := &appsv1.Deployment{}
 					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, d)).To(Succeed())
-					g.Expect(d.Spec.Selector.MatchLabels).To(HaveKey("myapp.example.com/name"), "the selector 0.3.0 migrates to")
+					g.Expect(d.Spec.Selector.MatchLabels).To(HaveKey("myapp.example.com/name"), "the selector 0.3.0 introduced")
 					rs := &appsv1.ReplicaSetList{}
 					g.Expect(k8s.List(ctx, rs, client.InNamespace(m.installNS), client.MatchingLabels{appLabel: name})).To(Succeed())
 					g.Expect(rs.Items).To(HaveLen(1), "0.2.0's ReplicaSet is removed once the new pods run")
-				}).Should(Succeed(), "MyApp %s under 0.3.0", name)
+				}).Should(Succeed(), "MyApp %s under the current version", name)
 			}
 			fewest := served.stop()
 			for name := range apps {
 				Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
 			}
 			AddReportEntry("fewest ready pods through the upgrade", fmt.Sprint(fewest))
+		})
+		m.uninstall()
+	})
+
+	It("OwnNamespace: installs the previous release and upgrades to the current version with MyApps served throughout", func() {
+		m := ownNamespaceFrom030
+		m.create()
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv030, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
+
+		By("installing 0.3.0 through an InstallPlan approved by hand")
+		started := time.Now()
+		m.approveAndComplete(csv030)
+		m.expectSucceeded(csv030)
+		m.expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
+		AddReportEntry("OLM install of 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+
+		By("serving MyApps with the 0.3.0 manager, run with 0.3.0's permissions")
+		previous := m.startManager(manager030Bin, "0.3.0")
+		apps := map[string]int32{"shop": 2, "blog": 1}
+		for name, replicas := range apps {
+			Expect(k8s.Create(ctx, &examplev1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: name},
+				Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(replicas)},
+			})).To(Succeed())
+		}
+		expectAppsReady(m.installNS, apps, "0.3.0")
+		served := watchServed(m.installNS, "shop", "blog")
+		m.stopManager(previous)
+
+		By("upgrading to the current version, approved by hand")
+		started = time.Now()
+		m.approveAndComplete(currentCSV)
+		m.expectSucceeded(currentCSV)
+		m.expectOperatorDeployment(currentImage)
+		m.expectCSVGone(csv030)
+		AddReportEntry("OLM upgrade from 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectScope()
+		m.expectServes(func() {
+			expectAppsReady(m.installNS, apps, "the current version")
+			fewest := served.stop()
+			for name := range apps {
+				Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
+			}
 		})
 		m.uninstall()
 	})
@@ -155,9 +201,9 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		}
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic, Config: config})
 		started := time.Now()
-		m.expectSucceeded(nextCSV)
-		m.expectOperatorDeployment(nextImage)
-		AddReportEntry("OLM install of 0.3.0, SingleNamespace", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectSucceeded(currentCSV)
+		m.expectOperatorDeployment(currentImage)
+		AddReportEntry("OLM install of the current version, SingleNamespace", time.Since(started).Round(100*time.Millisecond).String())
 
 		By("passing the Subscription's env, resources, nodeSelector and tolerations to the manager's pod")
 		Eventually(func(g Gomega) {
@@ -188,20 +234,20 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.uninstall()
 	})
 
-	It("MultiNamespace: upgrades from 0.2.0 with no one approving, and acts in its two target namespaces only", func() {
+	It("MultiNamespace: upgrades from a release on the old pod selector with no one approving, and acts in its two target namespaces only", func() {
 		m := multiNamespace
 		m.create()
 		// Automatic approval from 0.2.0: OLM installs it, then upgrades along the channel by itself.
-		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: firstCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
+		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv020, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
-		m.expectSucceeded(nextCSV)
-		m.expectOperatorDeployment(nextImage)
-		m.expectCSVGone(firstCSV)
+		m.expectSucceeded(currentCSV)
+		m.expectOperatorDeployment(currentImage)
+		m.expectCSVGone(csv020)
 		plans := &operatorsv1alpha1.InstallPlanList{}
 		Expect(k8s.List(ctx, plans, client.InNamespace(m.installNS))).To(Succeed())
-		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(firstCSV))),
+		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(csv020))),
 			"0.2.0 was installed on the way")
-		AddReportEntry("OLM install of 0.2.0 and automatic upgrade to 0.3.0, MultiNamespace", time.Since(started).Round(100*time.Millisecond).String())
+		AddReportEntry("OLM install of 0.2.0 and automatic upgrade to the current version, MultiNamespace", time.Since(started).Round(100*time.Millisecond).String())
 		m.expectScope()
 		m.expectServes()
 		m.uninstall()
@@ -212,11 +258,27 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.create()
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
-		m.expectSucceeded(nextCSV)
-		m.expectOperatorDeployment(nextImage)
-		AddReportEntry("OLM install of 0.3.0, AllNamespaces", time.Since(started).Round(100*time.Millisecond).String())
+		m.expectSucceeded(currentCSV)
+		m.expectOperatorDeployment(currentImage)
+		AddReportEntry("OLM install of the current version, AllNamespaces", time.Since(started).Round(100*time.Millisecond).String())
 		m.expectScope()
 		m.expectServes()
 		m.uninstall()
 	})
 })
+
+// expectAppsReady waits until each MyApp of ns is Ready for its current generation, with the
+// given number of ready pods, under the named manager version.
+func expectAppsReady(ns string, apps map[string]int32, version string) {
+	for name, replicas := range apps {
+		Eventually(func(g Gomega) {
+			app := &examplev1.MyApp{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, app)).To(Succeed())
+			ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
+			g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+			g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
+		}).Should(Succeed(), "MyApp %s under %s", name, version)
+	}
+}

@@ -152,7 +152,7 @@ func (m installMode) expectScope() {
 	needed := []access{
 		{"watch", "example.com", "myapps"}, {"patch", "example.com", "myapps/status"},
 		{"update", "example.com", "myapps/finalizers"},
-		{"patch", "apps", "deployments"}, {"delete", "apps", "deployments"}, {"list", "apps", "replicasets"},
+		{"patch", "apps", "deployments"}, {"delete", "apps", "deployments"}, {"list", "apps", "replicasets"}, {"patch", "apps", "replicasets"},
 		{"patch", "", "services"}, {"delete", "autoscaling", "horizontalpodautoscalers"},
 		{"patch", "policy", "poddisruptionbudgets"}, {"create", "", "events"},
 	}

@@ -1,0 +1,92 @@
+package v1
+
+// The conditions a MyApp reports and their reasons are API: users, kubectl wait, kstatus
+// (Flux), Argo CD's health check and alerts match on them. A reason is never renamed; a new
+// one is added to the list of its condition in docs/spec/v1/myapps.md.
+
+// Condition types a MyApp reports. All five are present from the first status the operator
+// writes. Ready, Reconciling and Stalled follow the kstatus convention that Flux, kpt and
+// cli-utils read; Progressing and Degraded follow the OpenShift one. One decision computes
+// them all, so they never disagree.
+const (
+	// ConditionReady is True when the Deployment is Available and runs the current pod
+	// template everywhere. A scale with enough pods available keeps it True; a new pod template
+	// makes it False until its pods run.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while the operator or the Deployment is still working
+	// towards the spec: a rollout, a scale, a migration.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when progress stopped on a problem the user must act on: one
+	// that keeps the MyApp from its spec and that the operator cannot overcome by retrying.
+	ConditionStalled = "Stalled"
+	// ConditionProgressing is True while a rollout or scale is under way, like Reconciling.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True on any problem: Stalled's, one the operator retries, or one
+	// the MyApp serves in spite of (a pod that cannot start beside an available rollout, an
+	// autoscaler without metrics). Alone, beside Ready True, it is no alarm: kstatus reads
+	// such a MyApp as Current.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons. They are part of the API: users and tools match on them.
+const (
+	// ReasonAvailable: the Deployment is Available and runs the current pod template.
+	ReasonAvailable = "Available"
+	// ReasonRollingOut: pods of an older template are being replaced, or the Deployment
+	// has not yet observed its latest spec.
+	ReasonRollingOut = "RollingOut"
+	// ReasonScaling: every pod runs the current template, but the number of pods, or of
+	// available pods, is not yet what the Deployment asks for.
+	ReasonScaling = "Scaling"
+	// ReasonUnavailable: the Deployment has fewer available pods than it needs, with no
+	// rollout or scale under way (pods failing their readiness probe, for example).
+	ReasonUnavailable = "Unavailable"
+	// ReasonRolloutComplete: no rollout or scale is under way.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonAsExpected: nothing is wrong.
+	ReasonAsExpected = "AsExpected"
+	// ReasonSelectorMigration: a Deployment made by 0.2.0 is being replaced by one with the
+	// current pod selector; its pods keep serving until the new ones are available.
+	ReasonSelectorMigration = "SelectorMigration"
+	// ReasonMigrationDeadlineExceeded: the selector migration from 0.2.0 has not finished
+	// within its deadline; the message says what blocks it.
+	ReasonMigrationDeadlineExceeded = "MigrationDeadlineExceeded"
+	// ReasonWaitingForPredecessor: children of an earlier MyApp of the same name are being
+	// removed by the garbage collector.
+	ReasonWaitingForPredecessor = "WaitingForPredecessor"
+	// ReasonProgressDeadlineExceeded: the Deployment gave up rolling out, typically because
+	// its pods never become ready (bad image, crashing container, no room to schedule).
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonReplicaFailure: the Deployment cannot create pods (Pod Security admission, a
+	// quota, a LimitRange); the message is the Deployment's.
+	ReasonReplicaFailure = "ReplicaFailure"
+	// ReasonChildNotOwned: an object with a child's name exists and is not owned by this
+	// MyApp; the operator leaves it alone.
+	ReasonChildNotOwned = "ChildNotOwned"
+	// ReasonInvalidSpec: a field of the MyApp cannot be turned into a child.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonChildRejected: the API server or an admission policy refused a child as the
+	// MyApp describes it (invalid, forbidden, over quota).
+	ReasonChildRejected = "ChildRejected"
+	// ReasonApplyFailed: the API server failed a change to a child; the operator retries
+	// with backoff.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonAutoscalerUnableToScale: the HorizontalPodAutoscaler reports that it cannot
+	// scale (AbleToScale or ScalingActive False), e.g. for want of a cpu request.
+	ReasonAutoscalerUnableToScale = "AutoscalerUnableToScale"
+)
+
+// Reasons for pods that cannot start until the user fixes something. They are named after
+// the kubelet's waiting reasons, which users already know from `kubectl get pods`.
+const (
+	// ReasonCreateContainerConfigError: the kubelet cannot build a container's
+	// configuration: a Secret or ConfigMap (or a key of one) that spec.env refers to is
+	// missing, or the image runs as root while runAsNonRoot is set.
+	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonImagePullBackOff: the kubelet cannot pull the image (wrong name or tag, private
+	// registry without a pull secret). It stands for the kubelet's ErrImagePull too, which
+	// alternates with ImagePullBackOff while the kubelet retries: one problem, one reason.
+	ReasonImagePullBackOff = "ImagePullBackOff"
+	// ReasonInvalidImageName: the kubelet cannot parse the image reference.
+	ReasonInvalidImageName = "InvalidImageName"
+)

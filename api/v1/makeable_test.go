@@ -1,0 +1,87 @@
+package v1_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
+	"github.com/example/myapp-operator/internal/testutil"
+)
+
+// TestAcceptedMyAppsMakeAcceptedChildren: every valid edge case of the API, as the API
+// server stores it, builds into children that the API server accepts too, checked with a
+// server-side dry run of each child (nothing is stored). A MyApp that admission accepts and
+// whose children Kubernetes refuses would be accepted and fail later.
+func TestAcceptedMyAppsMakeAcceptedChildren(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range testutil.ValidMyApps {
+		t.Run(tc.Name, func(t *testing.T) {
+			app := &examplev1.MyApp{}
+			app.Namespace, app.Name, app.UID = "default", "child-"+tc.Name, types.UID("00000000-0000-0000-0000-000000000001")
+			if err := json.Unmarshal([]byte(tc.Spec), &app.Spec); err != nil {
+				t.Fatal(err)
+			}
+			if len(app.Name) > 63 {
+				app.Name = app.Name[:63]
+			}
+			// As stored: admission accepts it, and the API server fills in the CRD's defaults.
+			stored := app.DeepCopy()
+			if err := k8s.Create(ctx, stored, client.DryRunAll); err != nil {
+				t.Fatalf("the MyApp itself is refused: %v", err)
+			}
+			stored.UID = app.UID
+
+			d, err := desired.Deployment(stored, false)
+			if err != nil {
+				t.Fatalf("the builders refuse an accepted MyApp: %v", err)
+			}
+			children := []struct {
+				cfg runtime.ApplyConfiguration
+				obj client.Object
+			}{
+				{d, &appsv1.Deployment{}},
+				{desired.Service(stored, false), &corev1.Service{}},
+			}
+			if h := desired.HorizontalPodAutoscaler(stored); h != nil {
+				children = append(children, struct {
+					cfg runtime.ApplyConfiguration
+					obj client.Object
+				}{h, &autoscalingv2.HorizontalPodAutoscaler{}})
+			}
+			if p := desired.PodDisruptionBudget(stored, false); p != nil {
+				children = append(children, struct {
+					cfg runtime.ApplyConfiguration
+					obj client.Object
+				}{p, &policyv1.PodDisruptionBudget{}})
+			}
+			for _, c := range children {
+				if err := dryRunApply(ctx, c.cfg, c.obj); err != nil {
+					t.Errorf("the API server refuses the %T built from it: %v", c.obj, err)
+				}
+			}
+		})
+	}
+}
+
+// dryRunApply server-side applies cfg as the operator would, with dryRun=All.
+func dryRunApply(ctx context.Context, cfg runtime.ApplyConfiguration, obj client.Object) error {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	obj.SetNamespace(ssa.NamespaceOf(cfg))
+	obj.SetName(ssa.NameOf(cfg))
+	return k8s.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, body), client.FieldOwner("myapp-operator"),
+		client.ForceOwnership, client.DryRunAll)
+}
