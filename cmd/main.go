@@ -27,6 +27,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
+	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/metricsauth"
 )
 
@@ -38,6 +39,9 @@ func main() {
 		leaderElectionNamespace           string
 		maxConcurrentReconciles, burst    int
 		qps                               float64
+		syncPeriod                        time.Duration
+		leaseDuration, renewDeadline      time.Duration
+		retryPeriod                       time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -56,13 +60,25 @@ func main() {
 	flag.BoolVar(&http2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 rapid reset, CVE-2023-44487).")
 	flag.IntVar(&maxConcurrentReconciles, "max-concurrent-reconciles", 4,
-		"How many MyApps are reconciled at once. See docs/benchmarks.md for how the default was chosen.")
-	// 200/400 rather than client-go's 5/10 or 50/100: at N=1000 on envtest the operator
-	// settled in 15.2 s at 200/400 against 39.9 s at 50/100 (docs/benchmarks.md).
-	flag.Float64Var(&qps, "kube-api-qps", 200,
-		"Sustained requests per second to the API server (client-side rate limit).")
-	flag.IntVar(&burst, "kube-api-burst", 400,
-		"Requests to the API server allowed in a burst above kube-api-qps.")
+		"How many MyApps are reconciled at once.")
+	// A polite client of a shared API server, as cert-manager's defaults (20/50): at steady
+	// state the operator sends nothing, so the limit only paces bursts such as many MyApps
+	// created at once. docs/operations/manager.md says what to raise for large fleets.
+	flag.Float64Var(&qps, "kube-api-qps", 20,
+		"Sustained requests per second to the API server, per resource kind (client-side rate limit).")
+	flag.IntVar(&burst, "kube-api-burst", 50,
+		"Requests to the API server allowed in a burst above kube-api-qps, per resource kind.")
+	flag.DurationVar(&syncPeriod, "sync-period", 10*time.Minute,
+		"How often every MyApp is reconciled again with no event: the safety net for a change the watches missed. "+
+			"A reconcile with nothing to do sends no request.")
+	// cluster-api's defaults: a leader rides out an API server outage of up to the renew
+	// deadline without restarting, where controller-runtime's 15 s / 10 s would restart it.
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", time.Minute,
+		"How long a standby waits after the leader's last renewal before taking the lease.")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 40*time.Second,
+		"How long the leader keeps trying to renew its lease before giving up leadership (and exiting).")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second,
+		"How often the leader renews, and a standby tries to acquire, the lease.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -84,12 +100,14 @@ func main() {
 	var certWatcher *certwatcher.CertWatcher
 	if metricsCertPath != "" {
 		var err error
-		certWatcher, err = certwatcher.New(filepath.Join(metricsCertPath, "tls.crt"), filepath.Join(metricsCertPath, "tls.key"))
+		certWatcher, err = certwatcher.New(
+			filepath.Join(metricsCertPath, "tls.crt"), filepath.Join(metricsCertPath, "tls.key"))
 		if err != nil {
 			log.Error(err, "Unable to load the metrics certificate")
 			os.Exit(1)
 		}
-		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, func(c *tls.Config) { c.GetCertificate = certWatcher.GetCertificate })
+		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts,
+			func(c *tls.Config) { c.GetCertificate = certWatcher.GetCertificate })
 	}
 
 	namespaces := controller.WatchNamespaces(os.Getenv(controller.WatchNamespaceEnv))
@@ -98,7 +116,7 @@ func main() {
 	restConfig.QPS, restConfig.Burst = float32(qps), burst
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                        scheme,
-		Cache:                         controller.CacheOptions(namespaces),
+		Cache:                         controller.CacheOptions(namespaces, syncPeriod),
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
 		PprofBindAddress:              pprofAddr,
@@ -106,6 +124,9 @@ func main() {
 		LeaderElectionID:              "myapp-operator.example.com",
 		LeaderElectionNamespace:       controller.LeaseNamespace(leaderElectionNamespace),
 		LeaderElectionReleaseOnCancel: true, // the process exits right after the manager stops
+		LeaseDuration:                 &leaseDuration,
+		RenewDeadline:                 &renewDeadline,
+		RetryPeriod:                   &retryPeriod,
 		GracefulShutdownTimeout:       ptr(30 * time.Second),
 	})
 	if err != nil {
@@ -124,6 +145,7 @@ func main() {
 		Recorder:                recorder,
 		MaxConcurrentReconciles: maxConcurrentReconciles,
 		WatchNamespaces:         namespaces,
+		Metrics:                 metrics.New().MustRegisterWithControllerRuntime(),
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)
@@ -145,7 +167,7 @@ func ptr[T any](v T) *T { return &v }
 
 // eventCorrelatorKeys is how many recent event keys the MyApp recorder's correlator
 // remembers. client-go's default, 4096 keys kept three times over (aggregation, spam filter,
-// logging), came to about 1 KiB of heap per MyApp at 5,000 MyApps (docs/tuning.md); a MyApp
+// logging), grows the heap with the number of MyApps (docs/performance/tuning.md); a MyApp
 // gets a few events per change, so 512 keys still aggregate any burst.
 const eventCorrelatorKeys = 512
 

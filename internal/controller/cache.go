@@ -3,6 +3,7 @@ package controller
 import (
 	"maps"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -16,6 +17,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
 )
 
 // WatchNamespaceEnv names the environment variable that lists, comma-separated, the
@@ -38,11 +40,16 @@ func WatchNamespaces(value string) []string {
 // of the children only those carrying our managed-by label, and of managedFields only the
 // operator's own entries. Those entries are what lets the reconciler see, without asking
 // the API server, whether a child still carries exactly what it would apply. Of a MyApp it
-// keeps no managedFields and no last-applied annotation of kubectl: nothing reads them, and
-// the annotation repeats the whole spec of every MyApp created with `kubectl apply`.
-func CacheOptions(namespaces []string) cache.Options {
+// keeps no last-applied annotation of kubectl (it repeats the whole spec of every MyApp
+// created with `kubectl apply`) and of its managedFields only who owns spec.replicas.
+//
+// syncPeriod is how often every cached object is handed to the controller again (a resync):
+// the safety net for a change the watches missed. A reconcile that finds nothing to do sends
+// no request, so a resync costs the API server nothing.
+func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
 	opts := cache.Options{
+		SyncPeriod:       &syncPeriod,
 		DefaultTransform: keepOwnManagedFields,
 		ByObject: map[client.Object]cache.ByObject{
 			&examplev1.MyApp{}:                       {Transform: trimMyApp},
@@ -62,13 +69,22 @@ func CacheOptions(namespaces []string) cache.Options {
 }
 
 // trimMyApp drops from a cached MyApp what the reconciler never reads, and interns its
-// metadata's and conditions' repeated strings.
+// metadata's and conditions' repeated strings. Of its managedFields it keeps the entries that
+// own spec.replicas, reduced to that field (desired.ReplicasSetByUser reads them).
 func trimMyApp(in any) (any, error) {
 	app, ok := in.(*examplev1.MyApp)
 	if !ok {
 		return in, nil
 	}
-	app.ManagedFields = nil
+	owning := ssa.EntriesOwning(app, desired.ReplicasFieldPath...)
+	replicasOwners := make([]metav1.ManagedFieldsEntry, 0, len(owning))
+	for _, mf := range owning {
+		replicasOwners = append(replicasOwners, metav1.ManagedFieldsEntry{
+			Manager: mf.Manager, Operation: mf.Operation, Subresource: mf.Subresource,
+			FieldsType: mf.FieldsType, FieldsV1: replicasOnly,
+		})
+	}
+	app.ManagedFields = replicasOwners
 	delete(app.Annotations, corev1.LastAppliedConfigAnnotation)
 	if len(app.Annotations) == 0 {
 		app.Annotations = nil
@@ -81,6 +97,10 @@ func trimMyApp(in any) (any, error) {
 	}
 	return in, nil
 }
+
+// replicasOnly is the FieldsV1 of a managedFields entry that owns spec.replicas alone; every
+// cached MyApp shares it (cached objects are never changed in place).
+var replicasOnly = metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)
 
 // deploymentRevisionAnnotation is the deployment controller's count of rollouts, which it
 // keeps on every Deployment.

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/status"
 )
@@ -38,6 +39,11 @@ func (e *predecessorError) Error() string {
 		e.kind, e.name)
 }
 
+// migrationStuckError: the selector migration from 0.2.0 did not finish within its deadline.
+type migrationStuckError struct{ message string }
+
+func (e *migrationStuckError) Error() string { return e.message }
+
 // applyError: the API server failed a change to a child.
 type applyError struct {
 	kind, name string
@@ -66,19 +72,25 @@ func classify(err error) failure {
 		notOwned    *notOwnedError
 		predecessor *predecessorError
 		applyErr    *applyError
+		stuck       *migrationStuckError
 	)
 	switch {
 	case errors.As(err, &invalid):
-		return failure{Failure: status.Failure{Reason: status.ReasonInvalidSpec, Message: invalid.Error(), Terminal: true}}
+		return failure{Failure: status.Failure{Reason: examplev1.ReasonInvalidSpec, Message: invalid.Error(), Terminal: true}}
 	case errors.As(err, &predecessor):
 		return failure{
-			Failure:    status.Failure{Reason: status.ReasonWaitingForPredecessor, Message: predecessor.Error()},
+			Failure:    status.Failure{Reason: examplev1.ReasonWaitingForPredecessor, Message: predecessor.Error()},
 			waiting:    true,
 			retryAfter: predecessorRetry,
 		}
+	case errors.As(err, &stuck):
+		return failure{
+			Failure:    status.Failure{Reason: examplev1.ReasonMigrationDeadlineExceeded, Message: stuck.Error(), Terminal: true},
+			retryAfter: slowRetry,
+		}
 	case errors.As(err, &notOwned):
 		return failure{
-			Failure:    status.Failure{Reason: status.ReasonChildNotOwned, Message: notOwned.Error(), Terminal: true},
+			Failure:    status.Failure{Reason: examplev1.ReasonChildNotOwned, Message: notOwned.Error(), Terminal: true},
 			retryAfter: slowRetry,
 		}
 	case errors.As(err, &applyErr) && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)):
@@ -91,8 +103,8 @@ func classify(err error) failure {
 		}
 		return failure{
 			Failure: status.Failure{
-				Reason:   status.ReasonChildRejected,
-				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, msg) + status.RejectionHint(applyErr.kind, msg),
+				Reason:   examplev1.ReasonChildRejected,
+				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, status.StableAdmissionMessage(msg)) + status.RejectionHint(applyErr.kind, msg),
 				Terminal: true,
 			},
 			retryAfter: slowRetry,
@@ -100,14 +112,14 @@ func classify(err error) failure {
 	case errors.As(err, &applyErr):
 		return failure{
 			Failure: status.Failure{
-				Reason:  status.ReasonApplyFailed,
+				Reason:  examplev1.ReasonApplyFailed,
 				Message: fmt.Sprintf("Could not apply %s %s; retrying", applyErr.kind, applyErr.name),
 			},
 			transient: true,
 		}
 	default:
 		return failure{
-			Failure:   status.Failure{Reason: status.ReasonApplyFailed, Message: "Could not read the MyApp's children; retrying"},
+			Failure:   status.Failure{Reason: examplev1.ReasonApplyFailed, Message: "Could not read the MyApp's children; retrying"},
 			transient: true,
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/status"
 )
 
 // recordProblem records one Warning event per distinct problem: when the Degraded condition
@@ -19,7 +18,7 @@ import (
 // API server's error, since the error can change at every retry.
 func (r *MyAppReconciler) recordProblem(app *examplev1.MyApp, before []metav1.Condition) {
 	now := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionDegraded)
-	if now == nil || now.Status != metav1.ConditionTrue || now.Reason == status.ReasonApplyFailed {
+	if now == nil || now.Status != metav1.ConditionTrue || now.Reason == examplev1.ReasonApplyFailed {
 		return
 	}
 	if was := meta.FindStatusCondition(before, examplev1.ConditionDegraded); was != nil &&

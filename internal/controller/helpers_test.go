@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 func newNamespace() string {
@@ -101,8 +102,9 @@ func rollOut(ns, name string) {
 
 // eventReasons lists the reasons of the events recorded on the MyApp.
 func eventReasons(g Gomega, app *examplev1.MyApp) []string {
-	var reasons []string
-	for _, e := range eventsOf(g, app) {
+	events := eventsOf(g, app)
+	reasons := make([]string, 0, len(events))
+	for _, e := range events {
 		reasons = append(reasons, e.Reason)
 	}
 	return reasons
@@ -129,4 +131,10 @@ func editContainerPort(ns, name string, port int32) {
 		d.Spec.Template.Spec.Containers[0].Ports[0].ContainerPort = port
 		g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
 	}).Should(Succeed())
+}
+
+// applyAsOperator server-side applies obj, a typed object with its TypeMeta set, as the
+// operator's field manager, as an earlier release of the operator would have.
+func applyAsOperator(obj client.Object) {
+	Expect(testutil.ApplyAs(suiteCtx, k8s, obj, FieldOwner)).To(Succeed())
 }

@@ -9,9 +9,9 @@ import (
 // The cache holds thousands of objects whose metadata repeats the same few strings: the
 // namespace, the label keys and most label values, the field manager, operation and API
 // version of the operator's managedFields entry. Decoding gives each object its own copies.
-// intern replaces them with one shared copy each (package unique), which at 5,000 MyApps
-// saves about half a KiB of heap per MyApp (docs/tuning.md). Strings are immutable, so sharing
-// them changes nothing else.
+// intern replaces them with one shared copy each (package unique), so the heap holds each
+// string once however many MyApps there are (docs/performance/tuning.md has the figures).
+// Strings are immutable, so sharing them changes nothing else.
 
 func intern(s string) string {
 	if s == "" {

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -29,6 +30,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/status"
 )
 
@@ -41,8 +43,8 @@ const FieldOwner = "myapp-operator"
 type MyAppReconciler struct {
 	// Client reads from the manager's cache, which holds only objects labelled as ours.
 	client.Client
-	// APIReader reads from the API server: a same-named object the cache cannot see, the
-	// live managedFields before a replica hand-over, a 0.2.0 ReplicaSet being migrated.
+	// APIReader reads from the API server: a child the cache does not hold, the live
+	// managedFields before a replica hand-over, the ReplicaSets of a 0.2.0 Deployment.
 	APIReader client.Reader
 	// Recorder records events on the MyApp. They are core/v1 Events: `kubectl describe` and
 	// `kubectl events` show them, and OLM's bundle checks accept their RBAC rule.
@@ -52,78 +54,112 @@ type MyAppReconciler struct {
 	// WatchNamespaces are the namespaces the manager's cache holds (nil: all); the pods'
 	// cache (pods.go) holds the same.
 	WatchNamespaces []string
+	// Now is the clock of the status and of the deadlines (time.Now when nil).
+	Now func() time.Time
+	// Metrics, when set, receives each MyApp's status as gauges, and forgets a deleted MyApp.
+	Metrics *metrics.MyApps
 
 	pods cache.Cache
-	// writes are the children's versions this operator just wrote, whose events are dropped.
-	writes ownWrites
 }
 
+// The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
+// Deployments serve only the selector migration from 0.2.0 (migration.go) and go with it.
+// myapps/finalizers update lets the children's owner references set blockOwnerDeletion.
+
 // +kubebuilder:rbac:groups=example.com,resources=myapps,verbs=get;list;watch
-// +kubebuilder:rbac:groups=example.com,resources=myapps/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=example.com,resources=myapps/status,verbs=patch
 // +kubebuilder:rbac:groups=example.com,resources=myapps/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;delete
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// Reconcile applies the MyApp's children and updates its status.
+// Reconcile applies the MyApp's children and updates its status. It is level-triggered: it
+// reads the MyApp and its children as they are, whatever event queued it, and a reconcile
+// with nothing to do sends no request.
 func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	app := &examplev1.MyApp{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forgetMetrics(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		// The garbage collector removes the children through their owner references.
+		r.forgetMetrics(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 
+	now := r.now()
 	obs := status.Observed{
 		Selector:         labels.SelectorFromSet(desired.SelectorLabels(app)).String(),
 		ReconcileRequest: app.Annotations[examplev1.ReconcileRequestAnnotation],
 	}
 	out := &outcome{}
-	r.reconcileChildren(ctx, app, &obs, out)
+	r.reconcileChildren(ctx, app, &obs, out, now)
 	out.changes.emit(r, app)
 	pods, err := r.observePods(ctx, app)
 	out.add(r, app, &obs, err)
 	obs.Pods = pods
-	switch err := r.patchStatus(ctx, app, obs); {
+	out.retryWithin(status.RecheckAfter(obs, metav1.NewTime(now)))
+	switch err := r.patchStatus(ctx, app, obs, now); {
 	case apierrors.IsConflict(err):
 		// The cached MyApp was older than the stored one; look again once the cache has it.
-		out.retryAfter = statusConflictRetry
+		out.retryWithin(statusConflictRetry)
 	case err != nil:
 		out.errs = append(out.errs, err)
-	}
-	if r.writes.takeMissed(req.NamespacedName) && (out.retryAfter == 0 || out.retryAfter > heldEventRetry) {
-		// A child changed while our write to it was in flight, its event was held
-		// (ownwrites.go), and there is no controller queue to put the MyApp back in: look
-		// again, as that event would have made us.
-		out.retryAfter = heldEventRetry
+	default:
+		r.recordMetrics(app, obs)
 	}
 	return out.result()
+}
+
+// recordMetrics hands the status just written (or found unchanged) to the metrics.
+func (r *MyAppReconciler) recordMetrics(app *examplev1.MyApp, obs status.Observed) {
+	if r.Metrics == nil {
+		return
+	}
+	var want *int32
+	if obs.Deployment != nil {
+		want = obs.Deployment.Spec.Replicas
+	}
+	r.Metrics.Record(app, want)
+}
+
+func (r *MyAppReconciler) forgetMetrics(key types.NamespacedName) {
+	if r.Metrics != nil {
+		r.Metrics.Forget(key)
+	}
 }
 
 // statusConflictRetry is how soon a reconcile whose status write met a newer MyApp runs again.
 const statusConflictRetry = 200 * time.Millisecond
 
-// heldEventRetry is how soon a reconcile runs again for a child's event held during one of
-// its writes: at once, as the event would have queued it.
-const heldEventRetry = time.Millisecond
+func (r *MyAppReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
 
 // reconcileChildren brings every child to its intent. One child failing does not stop the
 // others: each failure is recorded, and the status counts still come from the Deployment.
-func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
-	deployment, err := desired.Deployment(app)
-	out.add(r, app, obs, err)
-
+func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome, now time.Time) {
 	phase, legacy := r.migrationPhase(ctx, app)
 	migrating := phase != migrationNone
-	_, err = applyChild(ctx, r, app, &out.changes, serviceKind, desired.Service(app, migrating), nil)
+	_, err := applyChild(ctx, r, app, &out.changes, serviceKind, desired.Service(app, migrating), nil)
 	out.add(r, app, obs, err)
 	serviceApplied := err == nil
 
+	cached := &appsv1.Deployment{}
+	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
+		cached = nil
+	}
+	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached)
+	out.add(r, app, obs, err)
 	switch {
 	case phase == migrationOrphaning:
 		obs.Deployment = legacy
@@ -142,34 +178,63 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 			return nil
 		})
 		out.add(r, app, obs, err)
-		if metav1.IsControlledBy(d, app) {
-			obs.Deployment = d
+		if metav1.IsControlledBy(d.obj, app) {
+			obs.Deployment = d.obj
+			obs.TemplateChanged = d.created || (d.wrote && templateChanged(d.before, deployment))
 		}
 		if phase == migrationReplacing {
-			out.add(r, app, obs, r.finishMigration(ctx, app, obs, serviceApplied))
+			retry, err := r.finishMigration(ctx, app, obs, serviceApplied, now)
+			out.add(r, app, obs, err)
+			out.retryWithin(retry)
 		}
 	default:
 		// The spec cannot be built into a Deployment; the one that runs still gives the counts.
-		if d := (&appsv1.Deployment{}); r.Get(ctx, client.ObjectKeyFromObject(app), d) == nil && metav1.IsControlledBy(d, app) {
-			obs.Deployment = d
-		}
+		obs.Deployment = cached
 	}
 
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
 		h, err := applyChild(ctx, r, app, &out.changes, autoscalerKind, want, nil)
 		out.add(r, app, obs, err)
-		if metav1.IsControlledBy(h, app) {
-			obs.Autoscaler = h
+		if metav1.IsControlledBy(h.obj, app) {
+			obs.Autoscaler = h.obj
 		}
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
 	}
-	if want := desired.PodDisruptionBudget(app); want != nil {
+	if want := desired.PodDisruptionBudget(app, migrating); want != nil {
 		_, err := applyChild(ctx, r, app, &out.changes, budgetKind, want, nil)
 		out.add(r, app, obs, err)
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
+}
+
+// deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while
+// migrating, and without spec.replicas while the count is the autoscaler's: while
+// autoscaling is on, and after it is turned off when the user never set spec.replicas
+// (replicas.go). cached is the Deployment the cache holds, or nil.
+func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	deployment, err := desired.Deployment(app, migrating)
+	if err != nil {
+		return nil, err
+	}
+	if keepsAutoscalerCount(app, cached) {
+		deployment.Spec.Replicas = nil
+	}
+	return deployment, nil
+}
+
+// templateChanged tells whether applying cfg changed the pod template the operator owns in
+// the Deployment as it was before.
+func templateChanged(before *appsv1.Deployment, cfg *appsv1ac.DeploymentApplyConfiguration) bool {
+	if before == nil {
+		return true
+	}
+	owned, err := appsv1ac.ExtractDeployment(before, FieldOwner)
+	if err != nil || owned.Spec == nil || cfg.Spec == nil {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(owned.Spec.Template, cfg.Spec.Template)
 }
 
 // The kinds of children, with the function that reads back what the operator owns of each.
@@ -212,26 +277,31 @@ func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Obse
 		r.Recorder.Event(app, corev1.EventTypeWarning, f.Reason, err.Error())
 		o.errs = append(o.errs, err)
 	}
-	if f.retryAfter > 0 && (o.retryAfter == 0 || f.retryAfter < o.retryAfter) {
-		o.retryAfter = f.retryAfter
+	o.retryWithin(f.retryAfter)
+}
+
+// retryWithin makes the reconcile run again within d at the latest (d = 0: no need).
+func (o *outcome) retryWithin(d time.Duration) {
+	if d > 0 && (o.retryAfter == 0 || d < o.retryAfter) {
+		o.retryAfter = d
 	}
 }
 
 func (o *outcome) result() (ctrl.Result, error) {
 	if len(o.errs) > 0 {
-		return mutantResult(ctrl.Result{}, errors.Join(o.errs...))
+		return ctrl.Result{}, errors.Join(o.errs...)
 	}
-	return mutantResult(ctrl.Result{RequeueAfter: o.retryAfter}, nil)
+	return ctrl.Result{RequeueAfter: o.retryAfter}, nil
 }
 
 // patchStatus computes the status from the observation and writes it only if it changed. The
 // patch carries the resourceVersion it was computed from: a merge patch from a stale copy
 // would leave out every field whose new value equals the stale one, and keep a newer, wrong
-// value on the server. One e2e run saw a readyReplicas of 6 stay after a rollout to 5, which
-// this explains.
-func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed) error {
-	next := status.Compute(app, obs, metav1.Now())
-	if mutantSkipsStatus() || equality.Semantic.DeepEqual(app.Status, next) {
+// value on the server; with the resourceVersion, the API server refuses such a patch
+// (Conflict) and the reconcile looks again.
+func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed, now time.Time) error {
+	next := status.Compute(app, obs, metav1.NewTime(now))
+	if equality.Semantic.DeepEqual(app.Status, next) {
 		return nil
 	}
 	before := app.DeepCopy()
@@ -246,8 +316,8 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 
 // SetupWithManager registers the reconciler. The MyApp is watched for spec changes, reconcile
 // requests and resyncs (not for its own status writes); the children for the changes that
-// can move the MyApp's status or intent (see predicates.go), except the versions the operator
-// wrote itself (ownwrites.go).
+// can move the MyApp's status or intent (see predicates.go), the operator's own writes
+// included: the reconcile they queue finds nothing to do and sends nothing.
 func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b, err := r.setupPods(mgr, ctrl.NewControllerManagedBy(mgr))
 	if err != nil {
@@ -255,12 +325,10 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
-		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.writes.predicate(), childChanged(deploymentStatusChanged))).
-		Owns(&corev1.Service{}, builder.WithPredicates(r.writes.predicate(), childChanged(nil))).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{},
-			builder.WithPredicates(r.writes.predicate(), childChanged(autoscalerStatusChanged))).
-		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(r.writes.predicate(), childChanged(nil))).
-		WatchesRawSource(r.writes.source()).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
+		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
+		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,11 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"time"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
-	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -82,7 +82,7 @@ var _ = Describe("A MyApp", func() {
 			a := getMyApp(ns, "web")(g)
 			ready := condition(g, a, examplev1.ConditionReady)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(ready.Reason).To(Equal(status.ReasonAvailable))
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonAvailable))
 			g.Expect(ready.ObservedGeneration).To(Equal(a.Generation))
 			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(a.Status.ReadyReplicas).To(Equal(int32(2)))
@@ -102,7 +102,7 @@ var _ = Describe("A MyApp", func() {
 		Eventually(func(g Gomega) {
 			a := getMyApp(ns, "web")(g)
 			g.Expect(a.Status.ObservedGeneration).To(Equal(int64(2)))
-			g.Expect(condition(g, a, examplev1.ConditionReconciling).Reason).To(Equal(status.ReasonRollingOut))
+			g.Expect(condition(g, a, examplev1.ConditionReconciling).Reason).To(Equal(examplev1.ReasonRollingOut))
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(condition(g, a, examplev1.ConditionProgressing).Status).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
@@ -272,19 +272,19 @@ var _ = Describe("A MyApp", func() {
 			a := getMyApp(ns, "web")(g)
 			deg := condition(g, a, examplev1.ConditionDegraded)
 			g.Expect(deg.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(deg.Reason).To(Equal(status.ReasonChildNotOwned))
+			g.Expect(deg.Reason).To(Equal(examplev1.ReasonChildNotOwned))
 			g.Expect(deg.Message).To(ContainSubstring("Deployment web exists and is not owned by this MyApp"))
 			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
 			ready := condition(g, a, examplev1.ConditionReady)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(ready.Reason).To(Equal(status.ReasonChildNotOwned))
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonChildNotOwned))
 		}).Should(Succeed())
 		Consistently(func(g Gomega) {
 			d := getDeployment(ns, "web")(g)
 			g.Expect(d.ResourceVersion).To(Equal(rv))
 			g.Expect(d.OwnerReferences).To(BeEmpty())
 		}, "3s").Should(Succeed())
-		Eventually(func(g Gomega) []string { return eventReasons(g, getMyApp(ns, "web")(g)) }).Should(ContainElement(status.ReasonChildNotOwned))
+		Eventually(func(g Gomega) []string { return eventReasons(g, getMyApp(ns, "web")(g)) }).Should(ContainElement(examplev1.ReasonChildNotOwned))
 	})
 
 	It("leaves alone a same-named autoscaler it does not own while autoscaling is off", func() {
@@ -312,7 +312,7 @@ var _ = Describe("A MyApp", func() {
 		})
 		Eventually(func(g Gomega) string {
 			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionDegraded).Reason
-		}).Should(Equal(status.ReasonChildNotOwned))
+		}).Should(Equal(examplev1.ReasonChildNotOwned))
 		Expect(getHPA(ns, "web")(Default).ResourceVersion).To(Equal(foreign.ResourceVersion))
 	})
 

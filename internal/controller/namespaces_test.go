@@ -45,7 +45,7 @@ func TestWatchNamespaces(t *testing.T) {
 	skip := true
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  CacheOptions(WatchNamespaces("team-a, team-b")),
+		Cache:                  CacheOptions(WatchNamespaces("team-a, team-b"), 10*time.Hour),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: &skip},

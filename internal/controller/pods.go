@@ -48,9 +48,9 @@ func podCache() cache.ByObject {
 // trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
 // the pod-template-hash), deletion, and the waiting state of containers that wait for
 // something the user must fix. Spec, owners, managedFields, annotations and the rest of the
-// status are dropped: TestPodCacheFootprint measured 8.0 KiB of heap per full pod and 1.8
-// KiB trimmed (1.2 KiB of it the Pod struct itself): 18 MiB instead of 78 MiB at 5,000
-// MyApps of 2 pods. It is idempotent, as a cache transform must be.
+// status are dropped, so a cached pod costs a fraction of a full one (TestPodCacheFootprint
+// bounds it; docs/performance/tuning.md has the figures). It is idempotent, as a cache
+// transform must be.
 func trimPod(in any) (any, error) {
 	pod, ok := in.(*corev1.Pod)
 	if !ok {

@@ -2,86 +2,51 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
 )
 
-// repairListKeyClash handles the one rejection a forced apply cannot overcome by itself.
-// Server-side apply merges list items by key: when someone changes the key of a port we own
-// (a Service port's number, a container port's number), the edited item becomes theirs and
-// ours is added beside it; both carry our port name, and the API server rejects the
-// duplicate. The repair puts our key back into the clashing item (and removes any further
-// item with our name), with a JSON patch whose first operation tests the resourceVersion it
-// was computed from; the forced apply that follows then owns the item again. Every other
-// item (an injected sidecar, an extra port) stays. It reports whether it changed anything.
-func (r *MyAppReconciler) repairListKeyClash(ctx context.Context, obj client.Object, cfg any) (bool, error) {
-	var ops []map[string]any
-	fix := func(list string, key string, want int32, names []string, keys []int32) {
-		first := true
-		for i := len(names) - 1; i >= 0; i-- {
-			if names[i] != desired.PortName || keys[i] == want {
-				continue
-			}
-			if slices.Contains(keys, want) || !first {
-				ops = append(ops, testOp(fmt.Sprintf("%s/%d/name", list, i), desired.PortName), map[string]any{"op": "remove", "path": fmt.Sprintf("%s/%d", list, i)})
-				continue
-			}
-			ops = append(ops, testOp(fmt.Sprintf("%s/%d/name", list, i), desired.PortName),
-				map[string]any{"op": "replace", "path": fmt.Sprintf("%s/%d/%s", list, i, key), "value": want})
-			first = false
-		}
-	}
+// repairPortClash puts back the number of the operator's port (desired.PortName) where
+// someone changed it: in the Service's ports, or in the application container's ports. Server-
+// side apply merges those lists by number, so the edited item and the operator's would both
+// carry the port's name and the API server rejects the apply (ssa.RepairKeyClash). It
+// reports whether it changed anything.
+func (r *MyAppReconciler) repairPortClash(ctx context.Context, obj client.Object, cfg runtime.ApplyConfiguration) (bool, error) {
 	switch o := obj.(type) {
 	case *corev1.Service:
-		var names []string
-		var keys []int32
+		l := ssa.KeyedList{Path: "/spec/ports", KeyField: "port"}
 		for _, p := range o.Spec.Ports {
-			names, keys = append(names, p.Name), append(keys, p.Port)
+			l.Names, l.Keys = append(l.Names, p.Name), append(l.Keys, p.Port)
 		}
-		fix("/spec/ports", "port", wantedServicePort(cfg), names, keys)
+		return ssa.RepairKeyClash(ctx, r.Client, obj, FieldOwner, desired.PortName, wantedServicePort(cfg), l)
 	case *appsv1.Deployment:
+		var lists []ssa.KeyedList
 		for c, container := range o.Spec.Template.Spec.Containers {
 			if container.Name != desired.ContainerName {
 				continue
 			}
-			var names []string
-			var keys []int32
+			l := ssa.KeyedList{Path: fmt.Sprintf("/spec/template/spec/containers/%d/ports", c), KeyField: "containerPort"}
 			for _, p := range container.Ports {
-				names, keys = append(names, p.Name), append(keys, p.ContainerPort)
+				l.Names, l.Keys = append(l.Names, p.Name), append(l.Keys, p.ContainerPort)
 			}
-			fix(fmt.Sprintf("/spec/template/spec/containers/%d/ports", c), "containerPort", wantedContainerPort(cfg), names, keys)
+			lists = append(lists, l)
 		}
+		return ssa.RepairKeyClash(ctx, r.Client, obj, FieldOwner, desired.PortName, wantedContainerPort(cfg), lists...)
 	}
-	if len(ops) == 0 {
-		return false, nil
-	}
-	ops = append([]map[string]any{testOp("/metadata/resourceVersion", obj.GetResourceVersion())}, ops...)
-	body, err := json.Marshal(ops)
-	if err != nil {
-		return false, err
-	}
-	if err := r.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, body), client.FieldOwner(FieldOwner)); err != nil {
-		return false, fmt.Errorf("repairing the clashing list items: %w", err)
-	}
-	return true, nil
-}
-
-func testOp(path string, value any) map[string]any {
-	return map[string]any{"op": "test", "path": path, "value": value}
+	return false, nil
 }
 
 // wantedServicePort is the port number the Service apply configuration asks for.
-func wantedServicePort(cfg any) int32 {
+func wantedServicePort(cfg runtime.ApplyConfiguration) int32 {
 	if s, ok := cfg.(*corev1ac.ServiceApplyConfiguration); ok && s.Spec != nil {
 		for _, p := range s.Spec.Ports {
 			if p.Name != nil && *p.Name == desired.PortName && p.Port != nil {
@@ -93,7 +58,7 @@ func wantedServicePort(cfg any) int32 {
 }
 
 // wantedContainerPort is the container port the Deployment apply configuration asks for.
-func wantedContainerPort(cfg any) int32 {
+func wantedContainerPort(cfg runtime.ApplyConfiguration) int32 {
 	d, ok := cfg.(*appsv1ac.DeploymentApplyConfiguration)
 	if !ok || d.Spec == nil || d.Spec.Template == nil || d.Spec.Template.Spec == nil {
 		return 0

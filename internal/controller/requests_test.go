@@ -31,7 +31,7 @@ func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
 func (c *requestCounter) since(n int, ns string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []string
+	out := make([]string, 0, len(c.seen)-n)
 	for _, r := range c.seen[n:] {
 		if strings.Contains(r, "watch=true") || !strings.Contains(r, "/namespaces/"+ns+"/") {
 			continue

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -24,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/metrics"
 )
 
 // The suite runs the reconciler in a real manager against a real kube-apiserver and etcd
@@ -89,7 +91,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 
 	suiteCtx, cancelAll = context.WithCancel(context.Background())
-	managerStopped = startManager(suiteCtx, nil, &managerRequests)
+	managerStopped = startManager(suiteCtx, managerOptions{requests: &managerRequests, metrics: suiteMetrics})
 })
 
 var _ = AfterSuite(func() {
@@ -105,17 +107,40 @@ var _ = AfterSuite(func() {
 	}
 })
 
-// startManager runs the reconciler as cmd/main.go wires it, watching the given namespaces
-// (all when nil), until ctx ends; the channel it returns is closed once the manager has stopped.
-func startManager(ctx context.Context, namespaces []string, requests *requestCounter) <-chan struct{} {
+// managerOptions set what a story's manager differs in from the suite's.
+type managerOptions struct {
+	// namespaces the manager watches (all when nil).
+	namespaces []string
+	// requests counts the manager's requests, when set.
+	requests *requestCounter
+	// myApps selects the MyApps the manager sees; by default those not labelled unwatched.
+	myApps labels.Selector
+	// now is the reconciler's clock (time.Now when nil).
+	now func() time.Time
+	// syncPeriod is the cache's resync period (resyncPeriod when 0).
+	syncPeriod time.Duration
+	// metrics, when set, is where the reconciler's per-MyApp metrics are registered.
+	metrics prometheus.Registerer
+}
+
+// startManager runs the reconciler as cmd/main.go wires it until ctx ends; the channel it
+// returns is closed once the manager has stopped.
+func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 	skip := true
 	mgrCfg := rest.CopyConfig(cfg)
-	if requests != nil {
-		mgrCfg.Wrap(requests.wrap)
+	if opts.requests != nil {
+		mgrCfg.Wrap(opts.requests.wrap)
 	}
-	cacheOpts := withSyncPeriod(CacheOptions(namespaces))
+	if opts.syncPeriod == 0 {
+		opts.syncPeriod = resyncPeriod
+	}
+	cacheOpts := CacheOptions(opts.namespaces, opts.syncPeriod)
 	// A story that must set the scene before the operator looks labels its MyApp unwatched.
-	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: unwatched, Transform: trimMyApp}
+	myApps := opts.myApps
+	if myApps == nil {
+		myApps = unwatched
+	}
+	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: myApps, Transform: trimMyApp}
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cacheOpts,
@@ -129,7 +154,9 @@ func startManager(ctx context.Context, namespaces []string, requests *requestCou
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder,
 		MaxConcurrentReconciles: 4,
-		WatchNamespaces:         namespaces,
+		WatchNamespaces:         opts.namespaces,
+		Now:                     opts.now,
+		Metrics:                 myAppMetrics(opts.metrics),
 	}).SetupWithManager(mgr)).To(Succeed())
 	stopped := make(chan struct{})
 	go func() {
@@ -140,8 +167,15 @@ func startManager(ctx context.Context, namespaces []string, requests *requestCou
 	return stopped
 }
 
-func withSyncPeriod(o cache.Options) cache.Options {
-	p := resyncPeriod
-	o.SyncPeriod = &p
-	return o
+// suiteMetrics is the registry of the suite's manager's per-MyApp metrics.
+var suiteMetrics = prometheus.NewPedanticRegistry()
+
+// myAppMetrics makes the per-MyApp metrics registered in reg, or none without a registry.
+func myAppMetrics(reg prometheus.Registerer) *metrics.MyApps {
+	if reg == nil {
+		return nil
+	}
+	m := metrics.New()
+	Expect(m.Register(reg)).To(Succeed())
+	return m
 }

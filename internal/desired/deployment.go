@@ -20,8 +20,10 @@ func (e *InvalidSpecError) Error() string { return e.Field + ": " + e.Message }
 
 // Deployment is the Deployment the MyApp wants, carrying only the fields the operator has an
 // opinion on. While autoscaling is enabled it leaves replicas out, so that the
-// HorizontalPodAutoscaler owns that field.
-func Deployment(app *examplev1.MyApp) (*appsv1ac.DeploymentApplyConfiguration, error) {
+// HorizontalPodAutoscaler owns that field. While migrating is true (a 0.2.0 Deployment is
+// being replaced) it carries the migration mark, which keeps the migration's phase even if
+// the Service is deleted mid-way.
+func Deployment(app *examplev1.MyApp, migrating bool) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	template, err := PodTemplate(app)
 	if err != nil {
 		return nil, err
@@ -45,8 +47,12 @@ func Deployment(app *examplev1.MyApp) (*appsv1ac.DeploymentApplyConfiguration, e
 			WithRollingUpdate(rolling))
 	}
 
-	return appsv1ac.Deployment(app.Name, app.Namespace).
+	d := appsv1ac.Deployment(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
 		WithOwnerReferences(ownerReference(app)).
-		WithSpec(spec), nil
+		WithSpec(spec)
+	if migrating {
+		d.WithAnnotations(map[string]string{AnnotationSelectorMigration: SelectorMigrationFrom020})
+	}
+	return d, nil
 }

@@ -97,7 +97,7 @@ func TestDeployment(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			app := newApp(tc.mutate)
-			d, err := Deployment(app)
+			d, err := Deployment(app, false)
 			g.Expect(err).NotTo(HaveOccurred())
 
 			g.Expect(*d.Name).To(Equal("web"))
@@ -139,7 +139,7 @@ func TestDeploymentInvalidSpec(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			_, err := Deployment(newApp(func(a *examplev1.MyApp) { a.Spec.Resources = tc.resources }))
+			_, err := Deployment(newApp(func(a *examplev1.MyApp) { a.Spec.Resources = tc.resources }), false)
 			var invalid *InvalidSpecError
 			g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
 			g.Expect(invalid.Field).To(Equal(tc.field))
@@ -156,14 +156,14 @@ func TestBuildersAreDeterministic(t *testing.T) {
 		a.Spec.Resources = &examplev1.ResourceRequirements{Limits: map[corev1.ResourceName]examplev1.Quantity{"cpu": "1", "memory": "1Gi"}}
 		a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptr(int32(3))}
 	})
-	first, err := Deployment(app)
+	first, err := Deployment(app, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	for range 20 {
-		again, err := Deployment(app)
+		again, err := Deployment(app, false)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(again).To(Equal(first))
 		g.Expect(Service(app, false)).To(Equal(Service(app, false)))
-		g.Expect(PodDisruptionBudget(app)).To(Equal(PodDisruptionBudget(app)))
+		g.Expect(PodDisruptionBudget(app, false)).To(Equal(PodDisruptionBudget(app, false)))
 		g.Expect(HorizontalPodAutoscaler(app)).To(Equal(HorizontalPodAutoscaler(app)))
 	}
 }
@@ -177,7 +177,7 @@ func BenchmarkDeployment(b *testing.B) {
 		}
 	})
 	for b.Loop() {
-		if _, err := Deployment(app); err != nil {
+		if _, err := Deployment(app, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -28,9 +28,9 @@ func FuzzBuildersForAnyName(f *testing.F) {
 			return
 		}
 
-		d, err := Deployment(app)
+		d, err := Deployment(app, false)
 		if err == nil {
-			again, _ := Deployment(app)
+			again, _ := Deployment(app, false)
 			if mustJSON(t, d) != mustJSON(t, again) {
 				t.Fatal("the Deployment intent differs between two calls")
 			}
@@ -67,7 +67,7 @@ func FuzzBuildersForAnyName(f *testing.F) {
 			}
 			checkLabels(t, "autoscaler", h.Labels)
 		}
-		if p := PodDisruptionBudget(app); p != nil {
+		if p := PodDisruptionBudget(app, false); p != nil {
 			if *p.Name != name {
 				t.Fatalf("budget %s for MyApp %s", *p.Name, name)
 			}

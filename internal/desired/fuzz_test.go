@@ -27,7 +27,7 @@ func FuzzBuilders(f *testing.F) {
 		if err := json.Unmarshal(spec, &app.Spec); err != nil {
 			return // not a spec the API server could store
 		}
-		d, err := Deployment(app)
+		d, err := Deployment(app, false)
 		if err != nil {
 			var invalid *InvalidSpecError
 			if !errors.As(err, &invalid) || invalid.Field == "" {
@@ -54,7 +54,7 @@ func FuzzBuilders(f *testing.F) {
 		if h != nil && *h.Spec.MaxReplicas < *h.Spec.MinReplicas {
 			t.Fatalf("maxReplicas %d below minReplicas %d", *h.Spec.MaxReplicas, *h.Spec.MinReplicas)
 		}
-		if pdb := PodDisruptionBudget(app); pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+		if pdb := PodDisruptionBudget(app, false); pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
 			t.Fatal("a PodDisruptionBudget must set exactly one of minAvailable and maxUnavailable")
 		}
 	})

@@ -15,12 +15,8 @@ func HorizontalPodAutoscaler(app *examplev1.MyApp) *autoscalingv2ac.HorizontalPo
 	if !AutoscalingEnabled(app) {
 		return nil
 	}
-	as := app.Spec.AutoScaling
-	minReplicas := valueOr(as.MinReplicas, DefaultMinReplicas)
-	// The API server rejects a MyApp without maxReplicas or with minReplicas above it; an
-	// object stored before that rule still gets a valid autoscaler.
-	maxReplicas := max(valueOr(as.MaxReplicas, minReplicas), minReplicas)
-	target := valueOr(as.TargetCPUUtilizationPercentage, DefaultTargetCPUUtilizationPercentage)
+	minReplicas, maxReplicas := autoscalerRange(app)
+	target := valueOr(app.Spec.AutoScaling.TargetCPUUtilizationPercentage, DefaultTargetCPUUtilizationPercentage)
 
 	return autoscalingv2ac.HorizontalPodAutoscaler(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
@@ -39,4 +35,16 @@ func HorizontalPodAutoscaler(app *examplev1.MyApp) *autoscalingv2ac.HorizontalPo
 					WithTarget(autoscalingv2ac.MetricTarget().
 						WithType(autoscalingv2.UtilizationMetricType).
 						WithAverageUtilization(target)))))
+}
+
+// autoscalerRange is the autoscaler's [minReplicas, maxReplicas]. The API server rejects a
+// MyApp without maxReplicas or with minReplicas above it; an object stored before that rule
+// still gets a valid range.
+func autoscalerRange(app *examplev1.MyApp) (minReplicas, maxReplicas int32) {
+	as := app.Spec.AutoScaling
+	if as == nil {
+		return DefaultMinReplicas, DefaultMinReplicas
+	}
+	minReplicas = valueOr(as.MinReplicas, DefaultMinReplicas)
+	return minReplicas, max(valueOr(as.MaxReplicas, minReplicas), minReplicas)
 }

@@ -27,9 +27,9 @@ const (
 	// only children that carry it.
 	ManagedBy = "myapp-operator"
 
-	// AnnotationSelectorMigration marks the Service while a 0.2.0 Deployment, whose
-	// selector was LegacySelectorLabels, is being replaced: the Service then selects both
-	// the old and the new pods.
+	// AnnotationSelectorMigration marks the Service and the new Deployment while a 0.2.0
+	// Deployment, whose selector was LegacySelectorLabels, is being replaced: the Service and
+	// the PodDisruptionBudget then select both the old and the new pods.
 	AnnotationSelectorMigration = "myapp.example.com/selector-migration"
 
 	// PortName names the container port and the Service port, so that the Service and the

@@ -8,14 +8,19 @@ import (
 )
 
 // PodDisruptionBudget is the budget the MyApp asks for, or nil when it asks for none (the
-// operator then deletes the one it owns). It covers the MyApp's pods.
-func PodDisruptionBudget(app *examplev1.MyApp) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+// operator then deletes the one it owns). It covers the MyApp's pods; while migrating is
+// true, those of the 0.2.0 Deployment being replaced too, as the Service does.
+func PodDisruptionBudget(app *examplev1.MyApp, migrating bool) *policyv1ac.PodDisruptionBudgetApplyConfiguration {
 	want := app.Spec.PodDisruptionBudget
 	if want == nil || (want.MinAvailable == nil && want.MaxUnavailable == nil) {
 		return nil
 	}
+	selector := SelectorLabels(app)
+	if migrating {
+		selector = migrationSelectorLabels(app)
+	}
 	spec := policyv1ac.PodDisruptionBudgetSpec().
-		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(app)))
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(selector))
 	// Admission allows exactly one; an object stored otherwise gets minAvailable.
 	if want.MinAvailable != nil {
 		spec.WithMinAvailable(*want.MinAvailable)

@@ -3,6 +3,7 @@ package desired
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,11 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 		c.WithStartupProbe(probe(app.Spec.StartupProbe, app))
 	}
 
-	security, err := convert[corev1ac.SecurityContextApplyConfiguration]("spec.securityContext", containerSecurityContext(app.Spec.SecurityContext))
+	sc, err := containerSecurityContext(app.Spec.SecurityContext)
+	if err != nil {
+		return nil, err
+	}
+	security, err := convert[corev1ac.SecurityContextApplyConfiguration]("spec.securityContext", sc)
 	if err != nil {
 		return nil, err
 	}
@@ -110,20 +115,33 @@ func podSecurityContext(in *corev1.PodSecurityContext) *corev1.PodSecurityContex
 }
 
 // containerSecurityContext is the MyApp's container security context with the restricted
-// defaults in the fields it leaves out.
-func containerSecurityContext(in *corev1.SecurityContext) *corev1.SecurityContext {
+// defaults in the fields it leaves out. A container that asks for privilege (privileged, or
+// CAP_SYS_ADMIN added) gets no allowPrivilegeEscalation default: Kubernetes refuses a pod
+// with allowPrivilegeEscalation false beside either.
+func containerSecurityContext(in *corev1.SecurityContext) (*corev1.SecurityContext, error) {
 	out := &corev1.SecurityContext{}
 	if in != nil {
 		out = in.DeepCopy()
 	}
-	if out.AllowPrivilegeEscalation == nil {
+	privileged := (out.Privileged != nil && *out.Privileged) ||
+		(out.Capabilities != nil && slices.Contains(out.Capabilities.Add, sysAdmin))
+	switch {
+	case out.AllowPrivilegeEscalation == nil && !privileged:
 		out.AllowPrivilegeEscalation = &DefaultAllowPrivilegeEscalation
+	case out.AllowPrivilegeEscalation != nil && !*out.AllowPrivilegeEscalation && privileged:
+		// Admission refuses this since 0.3.1; an object stored before says what to change.
+		return nil, &InvalidSpecError{Field: "spec.securityContext.allowPrivilegeEscalation",
+			Message: "must not be false for a privileged container or one that adds CAP_SYS_ADMIN"}
 	}
 	if out.Capabilities == nil {
 		out.Capabilities = &corev1.Capabilities{Drop: append([]corev1.Capability(nil), DefaultDropCapabilities...)}
 	}
-	return out
+	return out, nil
 }
+
+// sysAdmin is the capability Kubernetes' validation names when it refuses
+// allowPrivilegeEscalation false (pkg/apis/core/validation, ValidateSecurityContext).
+const sysAdmin corev1.Capability = "CAP_SYS_ADMIN"
 
 // probe turns a MyApp probe into the container's, aiming handlers without a port at the
 // MyApp's port.

@@ -120,21 +120,21 @@ func TestRollingUpdateAndBudget(t *testing.T) {
 		a.Spec.RollingUpdate = &examplev1.RollingUpdate{MaxUnavailable: ptr(intstr.FromInt32(0))}
 		a.Spec.PodDisruptionBudget = &examplev1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromString("50%"))}
 	})
-	d, err := Deployment(app)
+	d, err := Deployment(app, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*d.Spec.Strategy.RollingUpdate.MaxUnavailable).To(Equal(intstr.FromInt32(0)))
 	g.Expect(d.Spec.Strategy.RollingUpdate.MaxSurge).To(BeNil())
-	pdb := PodDisruptionBudget(app)
+	pdb := PodDisruptionBudget(app, false)
 	g.Expect(*pdb.Name).To(Equal("web"))
 	g.Expect(*pdb.Spec.MinAvailable).To(Equal(intstr.FromString("50%")))
 	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
 	g.Expect(pdb.OwnerReferences).To(HaveLen(1))
 
 	plain := newApp(nil)
-	d, err = Deployment(plain)
+	d, err = Deployment(plain, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Spec.Strategy).To(BeNil(), "the Deployment's own defaults apply")
-	g.Expect(PodDisruptionBudget(plain)).To(BeNil())
+	g.Expect(PodDisruptionBudget(plain, false)).To(BeNil())
 }
 
 func TestServiceDuringSelectorMigration(t *testing.T) {

@@ -16,7 +16,7 @@ const SelectorMigrationFrom020 = "from-0.2.0"
 // with the MyApp's service type and annotations. Fields the API server allocates (cluster
 // IP, node ports) are left to it. While migrating is true (a 0.2.0 Deployment's pods are
 // still serving) it selects the old pods and the new ones alike and carries the migration
-// mark; see docs/design.md.
+// mark; see docs/design/migration.md.
 func Service(app *examplev1.MyApp, migrating bool) *corev1ac.ServiceApplyConfiguration {
 	serviceType := corev1.ServiceType(app.Spec.ServiceType)
 	if serviceType == "" {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,54 +11,13 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
-// Condition reasons. They are part of the API: users and tools match on them.
-const (
-	// ReasonAvailable: the Deployment is Available and runs the current pod template.
-	ReasonAvailable = "Available"
-	// ReasonRollingOut: pods of an older template are being replaced, or the Deployment
-	// has not yet observed its latest spec.
-	ReasonRollingOut = "RollingOut"
-	// ReasonScaling: every pod runs the current template, but the number of pods, or of
-	// available pods, is not yet what the Deployment asks for.
-	ReasonScaling = "Scaling"
-	// ReasonUnavailable: the Deployment has fewer available pods than it needs, with no
-	// rollout or scale under way (pods failing their readiness probe, for example).
-	ReasonUnavailable = "Unavailable"
-	// ReasonRolloutComplete: no rollout or scale is under way.
-	ReasonRolloutComplete = "RolloutComplete"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
-	// ReasonSelectorMigration: a Deployment made by 0.2.0 is being replaced by one with the
-	// current pod selector; its pods keep serving until the new ones are available.
-	ReasonSelectorMigration = "SelectorMigration"
-	// ReasonWaitingForPredecessor: children of an earlier MyApp of the same name are being
-	// removed by the garbage collector.
-	ReasonWaitingForPredecessor = "WaitingForPredecessor"
-	// ReasonProgressDeadlineExceeded: the Deployment gave up rolling out, typically because
-	// its pods never become ready (bad image, crashing container, no room to schedule).
-	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	// ReasonReplicaFailure: the Deployment cannot create pods (Pod Security admission, a
-	// quota, a LimitRange); the message is the Deployment's.
-	ReasonReplicaFailure = "ReplicaFailure"
-	// ReasonChildNotOwned: an object with a child's name exists and is not owned by this
-	// MyApp; the operator leaves it alone.
-	ReasonChildNotOwned = "ChildNotOwned"
-	// ReasonInvalidSpec: a field of the MyApp cannot be turned into a child.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonChildRejected: the API server or an admission policy refused a child as the
-	// MyApp describes it (invalid, forbidden, over quota).
-	ReasonChildRejected = "ChildRejected"
-	// ReasonApplyFailed: the API server failed a change to a child; the operator retries
-	// with backoff.
-	ReasonApplyFailed = "ApplyFailed"
-	// ReasonAutoscalerUnableToScale: the HorizontalPodAutoscaler reports that it cannot
-	// scale (AbleToScale or ScalingActive False), e.g. for want of a cpu request.
-	ReasonAutoscalerUnableToScale = "AutoscalerUnableToScale"
-)
-
 // decide computes the five conditions from one reading of the observation, so that they
-// never disagree.
-func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
+// never disagree. Stalled means the user must act now: a failure only the user can fix, a
+// pod problem that keeps the current pod template from becoming available, or a Deployment
+// that gave up. A problem the MyApp runs in spite of (a pod that cannot start beside a
+// rolled-out, available Deployment, an autoscaler without metrics) is Degraded only, and
+// Ready stays what the Deployment says.
+func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condition {
 	var stalled, degraded, retrying *Failure
 	for i := range obs.Failures {
 		f := &obs.Failures[i]
@@ -73,8 +31,17 @@ func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
 			degraded = f
 		}
 	}
-	if stalled == nil {
-		stalled = podsStalled(app, obs.Pods)
+
+	r := rolloutOf(app, obs.Deployment, obs.TemplateChanged)
+	if pods := podsProblem(app, obs.Pods); pods != nil {
+		if r.blockedByPods() {
+			pods.Terminal = true
+			if stalled == nil {
+				stalled = pods
+			}
+		} else if degraded == nil {
+			degraded = pods
+		}
 	}
 	if stalled == nil {
 		stalled = deploymentStalled(obs.Deployment)
@@ -83,10 +50,9 @@ func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
 		degraded = stalled
 	}
 	if degraded == nil {
-		degraded = autoscalerDegraded(obs.Autoscaler)
+		degraded = autoscalerDegraded(obs.Autoscaler, now)
 	}
 
-	r := rolloutOf(app, obs.Deployment)
 	ready := cond(examplev1.ConditionReady, r.ready, r.readyReason, r.readyMessage)
 	busy := progress{active: r.busy, reason: r.busyReason, message: r.busyMessage}
 	switch {
@@ -100,9 +66,9 @@ func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
 	out := []metav1.Condition{
 		ready,
 		cond(examplev1.ConditionReconciling, busy.active, busy.reason, busy.message),
-		cond(examplev1.ConditionStalled, false, ReasonAsExpected, "No problem needs attention"),
+		cond(examplev1.ConditionStalled, false, examplev1.ReasonAsExpected, "No problem needs attention"),
 		cond(examplev1.ConditionProgressing, busy.active, busy.reason, busy.message),
-		cond(examplev1.ConditionDegraded, false, ReasonAsExpected, "No problems observed"),
+		cond(examplev1.ConditionDegraded, false, examplev1.ReasonAsExpected, "No problems observed"),
 	}
 	if stalled != nil {
 		out[0] = cond(examplev1.ConditionReady, false, stalled.Reason, stalled.Message)
@@ -114,7 +80,7 @@ func decide(app *examplev1.MyApp, obs Observed) []metav1.Condition {
 		out[4] = cond(examplev1.ConditionDegraded, true, degraded.Reason, degraded.Message)
 	}
 	if !busy.active && stalled == nil {
-		out[1].Reason, out[3].Reason = ReasonRolloutComplete, ReasonRolloutComplete
+		out[1].Reason, out[3].Reason = examplev1.ReasonRolloutComplete, examplev1.ReasonRolloutComplete
 		out[1].Message, out[3].Message = "No rollout or scale under way", "No rollout or scale under way"
 	}
 	return out
@@ -131,27 +97,40 @@ type rollout struct {
 	readyReason, readyMessage string
 	busy                      bool
 	busyReason, busyMessage   string
+	// available is the Deployment's Available condition; rolling, a template rollout under
+	// way (old pods remain, or a new template is not yet rolled out).
+	available, rolling bool
 }
+
+// blockedByPods tells whether pods that cannot start keep the MyApp from its spec: while no
+// Deployment runs yet, while a new template rolls out (the new pods are the ones that start),
+// or while the Deployment is not Available. Beside a rolled-out, available Deployment they
+// are a problem the Deployment serves in spite of.
+func (r rollout) blockedByPods() bool { return !r.available || r.rolling }
 
 // rolloutOf reads the Deployment as `kubectl rollout status` does, but tells a template
 // rollout (old pods remain) from a scale (only the count differs): Ready stays True through
-// a scale while the Deployment is Available. Messages carry no pod counts, so the status is
-// not rewritten at every pod transition; the counts live in status fields.
-func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment) rollout {
+// a scale while the Deployment is Available, and a scale is under way only while the pods
+// the Deployment asks for are not there yet. templateChanged says that this reconcile applied
+// a new pod template: until the deployment controller has observed it, the Deployment's
+// status describes the old template, so Ready is False at once (no `kubectl wait` returns
+// on the old pods); the reconciles that follow, which apply nothing, find that Ready False
+// and keep it until the deployment controller has looked. Any other spec change not yet
+// observed (the autoscaler's or a user's scale) keeps what Ready said, and is under way only
+// while the pods it asks for are not there. Every state that is not Ready is
+// under way (Reconciling) unless it is Stalled, as kstatus expects. Messages carry no pod
+// counts, so the status is not rewritten at every pod transition; the counts live in status
+// fields.
+func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment, templateChanged bool) rollout {
 	if d == nil {
 		msg := "Waiting for the Deployment to be created"
-		return rollout{readyReason: ReasonRollingOut, readyMessage: msg, busy: true, busyReason: ReasonRollingOut, busyMessage: msg}
+		return rollout{readyReason: examplev1.ReasonRollingOut, readyMessage: msg, busy: true, busyReason: examplev1.ReasonRollingOut, busyMessage: msg}
 	}
-	if d.Status.ObservedGeneration < d.Generation {
-		// Whether the new spec is a template change or only a scale is unknown until the
-		// deployment controller has looked; Ready keeps what it said, so that a scale never
-		// flips it.
-		msg := fmt.Sprintf("Waiting for the deployment controller to observe Deployment %s's latest spec", d.Name)
-		r := rollout{busy: true, busyReason: ReasonRollingOut, busyMessage: msg, readyReason: ReasonRollingOut, readyMessage: msg}
-		if prev := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady); prev != nil {
-			r.ready = prev.Status == metav1.ConditionTrue
-			r.readyReason, r.readyMessage = prev.Reason, prev.Message
-		}
+	r := rollout{available: deploymentCondition(d, appsv1.DeploymentAvailable) == corev1.ConditionTrue}
+	if templateChanged && d.Status.ObservedGeneration < d.Generation {
+		msg := fmt.Sprintf("Waiting for the deployment controller to roll out Deployment %s's new pod template", d.Name)
+		r.rolling, r.busy, r.busyReason, r.busyMessage = true, true, examplev1.ReasonRollingOut, msg
+		r.readyReason, r.readyMessage = examplev1.ReasonRollingOut, msg
 		return r
 	}
 
@@ -160,28 +139,35 @@ func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment) rollout {
 		want = *d.Spec.Replicas
 	}
 	s := d.Status
-	available := deploymentCondition(d, appsv1.DeploymentAvailable) == corev1.ConditionTrue
 	templateDone := s.UpdatedReplicas == s.Replicas
-	countDone := s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas >= want
+	podsThere := s.UpdatedReplicas >= want && s.AvailableReplicas >= want
 
-	r := rollout{}
 	switch {
 	case !templateDone:
-		r.busy, r.busyReason = true, ReasonRollingOut
+		r.rolling, r.busy, r.busyReason = true, true, examplev1.ReasonRollingOut
 		r.busyMessage = fmt.Sprintf("Deployment %s is replacing pods of an older template", d.Name)
-	case !countDone:
-		r.busy, r.busyReason = true, ReasonScaling
+	case !podsThere:
+		r.busy, r.busyReason = true, examplev1.ReasonScaling
 		r.busyMessage = fmt.Sprintf("Deployment %s is bringing its pods to the desired number and availability", d.Name)
 	}
 	switch {
-	case available && templateDone:
-		r.ready, r.readyReason = true, ReasonAvailable
+	case r.available && templateDone:
+		r.ready, r.readyReason = true, examplev1.ReasonAvailable
 		r.readyMessage = fmt.Sprintf("Deployment %s is available and runs the current pod template", d.Name)
 	case r.busy:
 		r.readyReason, r.readyMessage = r.busyReason, r.busyMessage
 	default:
-		r.readyReason = ReasonUnavailable
+		r.readyReason = examplev1.ReasonUnavailable
 		r.readyMessage = fmt.Sprintf("Deployment %s has fewer available pods than it requires", d.Name)
+		r.busy, r.busyReason, r.busyMessage = true, r.readyReason, r.readyMessage
+	}
+	if prev := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady); prev != nil &&
+		d.Status.ObservedGeneration < d.Generation {
+		r.ready, r.readyReason, r.readyMessage = prev.Status == metav1.ConditionTrue, prev.Reason, prev.Message
+		if !r.ready && !r.busy {
+			r.busy, r.busyReason = true, examplev1.ReasonRollingOut
+			r.busyMessage = fmt.Sprintf("Waiting for the deployment controller to observe Deployment %s's latest spec", d.Name)
+		}
 	}
 	return r
 }
@@ -194,31 +180,15 @@ func deploymentStalled(d *appsv1.Deployment) *Failure {
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-			return &Failure{Reason: ReasonReplicaFailure, Terminal: true,
-				Message: fmt.Sprintf("Deployment %s cannot create pods: %s", d.Name, c.Message) + replicaFailureHint(c.Message)}
+			return &Failure{Reason: examplev1.ReasonReplicaFailure, Terminal: true,
+				Message: fmt.Sprintf("Deployment %s cannot create pods: %s", d.Name, StableAdmissionMessage(c.Message)) + replicaFailureHint(c.Message)}
 		}
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
-			return &Failure{Reason: ReasonProgressDeadlineExceeded, Terminal: true,
+			return &Failure{Reason: examplev1.ReasonProgressDeadlineExceeded, Terminal: true,
 				Message: fmt.Sprintf("Deployment %s did not finish rolling out within its progress deadline; "+
 					"check the events and logs of its pods", d.Name)}
-		}
-	}
-	return nil
-}
-
-// autoscalerDegraded reports an autoscaler that cannot scale.
-func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler) *Failure {
-	if h == nil {
-		return nil
-	}
-	for _, typ := range []autoscalingv2.HorizontalPodAutoscalerConditionType{autoscalingv2.AbleToScale, autoscalingv2.ScalingActive} {
-		for _, c := range h.Status.Conditions {
-			if c.Type == typ && c.Status == corev1.ConditionFalse {
-				return &Failure{Reason: ReasonAutoscalerUnableToScale,
-					Message: fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale (%s): %s", h.Name, c.Reason, c.Message)}
-			}
 		}
 	}
 	return nil

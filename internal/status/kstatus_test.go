@@ -33,10 +33,10 @@ func TestKstatus(t *testing.T) {
 		"progress deadline exceeded": {Observed{Deployment: deadline}, kstatus.FailedStatus},
 		"pods refused":               {Observed{Deployment: refused}, kstatus.FailedStatus},
 		"child not owned": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
-			Failures: []Failure{{Reason: ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+			Failures: []Failure{{Reason: examplev1.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 		"child rejected": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
-			Failures: []Failure{{Reason: ReasonChildRejected, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
-		"waiting for a predecessor": {Observed{Waiting: &Failure{Reason: ReasonWaitingForPredecessor, Message: "m"}}, kstatus.InProgressStatus},
+			Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"waiting for a predecessor": {Observed{Waiting: &Failure{Reason: examplev1.ReasonWaitingForPredecessor, Message: "m"}}, kstatus.InProgressStatus},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

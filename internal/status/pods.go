@@ -10,21 +10,6 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
-// Reasons for pods that cannot start until the user fixes something. They are named after
-// the kubelet's waiting reasons, which users already know from `kubectl get pods`.
-const (
-	// ReasonCreateContainerConfigError: the kubelet cannot build a container's
-	// configuration: a Secret or ConfigMap (or a key of one) that spec.env refers to is
-	// missing, or the image runs as root while runAsNonRoot is set.
-	ReasonCreateContainerConfigError = "CreateContainerConfigError"
-	// ReasonImagePullBackOff: the kubelet cannot pull the image (wrong name or tag, private
-	// registry without a pull secret). It stands for the kubelet's ErrImagePull too, which
-	// alternates with ImagePullBackOff while the kubelet retries: one problem, one reason.
-	ReasonImagePullBackOff = "ImagePullBackOff"
-	// ReasonInvalidImageName: the kubelet cannot parse the image reference.
-	ReasonInvalidImageName = "InvalidImageName"
-)
-
 // ContainerWaiting is a container of one of the MyApp's pods that waits for a reason the
 // user must fix, as the kubelet reports it in the pod's status.
 type ContainerWaiting struct {
@@ -40,10 +25,10 @@ type ContainerWaiting struct {
 // reports it: Ready is False (Unavailable) at once, and Stalled (ProgressDeadlineExceeded)
 // when a rollout cannot finish.
 var podReasons = map[string]string{
-	"CreateContainerConfigError": ReasonCreateContainerConfigError,
-	"ErrImagePull":               ReasonImagePullBackOff,
-	"ImagePullBackOff":           ReasonImagePullBackOff,
-	"InvalidImageName":           ReasonInvalidImageName,
+	"CreateContainerConfigError": examplev1.ReasonCreateContainerConfigError,
+	"ErrImagePull":               examplev1.ReasonImagePullBackOff,
+	"ImagePullBackOff":           examplev1.ReasonImagePullBackOff,
+	"InvalidImageName":           examplev1.ReasonInvalidImageName,
 }
 
 // UserMustFix tells whether a container waiting with the kubelet's reason cannot start
@@ -55,12 +40,13 @@ func UserMustFix(kubeletReason string) bool {
 
 // podOrder is the order in which problems are reported when several pods have one: the
 // most specific first, so that the message does not move between them.
-var podOrder = []string{ReasonCreateContainerConfigError, ReasonInvalidImageName, ReasonImagePullBackOff}
+var podOrder = []string{examplev1.ReasonCreateContainerConfigError, examplev1.ReasonInvalidImageName, examplev1.ReasonImagePullBackOff}
 
-// podsStalled reports the first problem, in a stable order, among the containers that
-// cannot start. Its message names neither pods nor times, so it holds while the problem
-// does, across pod restarts and replacements.
-func podsStalled(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
+// podsProblem reports the first problem, in a stable order, among the containers that
+// cannot start; decide makes it Stalled only when it blocks the MyApp. Its message names
+// neither pods nor times, so it holds while the problem does, across pod restarts and
+// replacements.
+func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 	var first *ContainerWaiting
 	rank := func(w *ContainerWaiting) int { return slices.Index(podOrder, podReasons[w.Reason]) }
 	for i := range waiting {
@@ -79,10 +65,10 @@ func podsStalled(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 	reason := podReasons[first.Reason]
 	var msg string
 	switch reason {
-	case ReasonCreateContainerConfigError:
+	case examplev1.ReasonCreateContainerConfigError:
 		detail := podNameInMessage.ReplaceAllString(strings.TrimSpace(first.Message), "")
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start container %s: %s. %s", app.Name, first.Container, detail, configHint(detail))
-	case ReasonInvalidImageName:
+	case examplev1.ReasonInvalidImageName:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, app.Spec.Image)
 	default:
 		// The registry's answer varies between attempts (and between ErrImagePull and
@@ -91,7 +77,7 @@ func podsStalled(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 			"private registry; `kubectl describe pods -l myapp.example.com/name=%s` shows the registry's answer",
 			app.Name, app.Spec.Image, app.Name)
 	}
-	return &Failure{Reason: reason, Message: msg, Terminal: true}
+	return &Failure{Reason: reason, Message: msg}
 }
 
 // podNameInMessage matches the pod the kubelet names at the end of some messages, e.g.

@@ -27,29 +27,29 @@ func TestPodProblems(t *testing.T) {
 	}{
 		"missing Secret": {
 			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: `secret "db" not found`}},
-			wantReason:   ReasonCreateContainerConfigError,
+			wantReason:   examplev1.ReasonCreateContainerConfigError,
 			wantContains: []string{`secret "db" not found`, "container app", "Create the Secret or ConfigMap", "spec.env"},
 		},
 		"missing key of a ConfigMap": {
 			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
 				Message: "couldn't find key color in ConfigMap ns/ui"}},
-			wantReason:   ReasonCreateContainerConfigError,
+			wantReason:   examplev1.ReasonCreateContainerConfigError,
 			wantContains: []string{"couldn't find key color in ConfigMap ns/ui", "spec.env"},
 		},
 		"image runs as root under runAsNonRoot, pod name dropped": {
 			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
 				Message: `container has runAsNonRoot and image will run as root (pod: "web-a_ns(0c3f)", container: app)`}},
-			wantReason:   ReasonCreateContainerConfigError,
+			wantReason:   examplev1.ReasonCreateContainerConfigError,
 			wantContains: []string{"container has runAsNonRoot and image will run as root.", "spec.securityContext.runAsUser"},
 		},
 		"image pull failing": {
 			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "ErrImagePull", Message: "rpc error: not found"}},
-			wantReason:   ReasonImagePullBackOff,
+			wantReason:   examplev1.ReasonImagePullBackOff,
 			wantContains: []string{`cannot pull image "registry.example/web:nope"`, "spec.imagePullSecrets"},
 		},
 		"invalid image name": {
 			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "InvalidImageName", Message: "couldn't parse"}},
-			wantReason:   ReasonInvalidImageName,
+			wantReason:   examplev1.ReasonInvalidImageName,
 			wantContains: []string{"cannot parse image", "spec.image"},
 		},
 		"the most specific problem wins, whatever the pods' order": {
@@ -57,7 +57,7 @@ func TestPodProblems(t *testing.T) {
 				{Pod: "web-a", Container: "app", Reason: "ImagePullBackOff", Message: "back-off"},
 				{Pod: "web-b", Container: "app", Reason: "CreateContainerConfigError", Message: `configmap "ui" not found`},
 			},
-			wantReason:   ReasonCreateContainerConfigError,
+			wantReason:   examplev1.ReasonCreateContainerConfigError,
 			wantContains: []string{`configmap "ui" not found`},
 		},
 		"a crash loop is not Stalled (the Deployment reports it)": {
@@ -70,21 +70,21 @@ func TestPodProblems(t *testing.T) {
 			deployment: withCondition(deployment(1, 1, 2, 1, 1, 1, 1, true), appsv1.DeploymentCondition{
 				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 				Message: `pods "web-5d4b8-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=1, limited: pods=1`}),
-			wantReason:   ReasonReplicaFailure,
+			wantReason:   examplev1.ReasonReplicaFailure,
 			wantContains: []string{"exceeded quota: pods", "A ResourceQuota of the namespace forbids the pods", "spec.replicas"},
 		},
 		"quota that needs requests: what to change": {
 			deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
 				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 				Message: `pods "web-5d4b8-x" is forbidden: failed quota: compute: must specify limits.cpu for: app`}),
-			wantReason:   ReasonReplicaFailure,
+			wantReason:   examplev1.ReasonReplicaFailure,
 			wantContains: []string{"must specify limits.cpu", "ResourceQuota", "spec.resources"},
 		},
 		"LimitRange: the Deployment's message, and what to change": {
 			deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
 				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 				Message: `pods "web-5d4b8-x" is forbidden: maximum memory usage per Container is 64Mi, but limit is 128Mi`}),
-			wantReason:   ReasonReplicaFailure,
+			wantReason:   examplev1.ReasonReplicaFailure,
 			wantContains: []string{"maximum memory usage per Container is 64Mi", "A LimitRange of the namespace rejects the pods", "spec.resources"},
 		},
 	}
@@ -110,6 +110,7 @@ func TestPodProblems(t *testing.T) {
 				g.Expect(stalled.Message).To(ContainSubstring(want))
 			}
 			g.Expect(stalled.Message).NotTo(ContainSubstring("web-a"), "no pod name in the message")
+			g.Expect(stalled.Message).NotTo(ContainSubstring("used:"), "no live quota usage in the message")
 			for _, typ := range []string{examplev1.ConditionReady, examplev1.ConditionDegraded} {
 				c := meta.FindStatusCondition(s.Conditions, typ)
 				g.Expect(c.Reason).To(Equal(tc.wantReason), typ)

@@ -29,6 +29,10 @@ type Observed struct {
 	// Deployment is the MyApp's Deployment as last seen (the apply's answer, or the cached
 	// copy when the apply was skipped or failed), or nil if there is none.
 	Deployment *appsv1.Deployment
+	// TemplateChanged says that this reconcile applied a new pod template to the Deployment
+	// (or created it): until the deployment controller has observed it, the Deployment's
+	// status describes the pods of the old template.
+	TemplateChanged bool
 	// Autoscaler is the MyApp's HorizontalPodAutoscaler while autoscaling is on, or nil.
 	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
 	// Pods are the containers of the MyApp's pods that wait for something the user must fix
@@ -64,7 +68,7 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		next.AvailableReplicas = d.Status.AvailableReplicas
 	}
 
-	for _, c := range decide(app, obs) {
+	for _, c := range decide(app, obs, now) {
 		c.ObservedGeneration = app.Generation
 		// SetStatusCondition keeps the stored transition time while the status holds, and
 		// takes this one when it changes.

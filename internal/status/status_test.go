@@ -64,79 +64,88 @@ func TestConditions(t *testing.T) {
 	}{
 		"no deployment yet": {
 			obs:  Observed{},
-			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonRollingOut},
+			want: want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut},
 		},
 		"new deployment, no pod available yet": {
 			obs:  Observed{Deployment: deployment(1, 1, 3, 0, 0, 0, 0, false)},
-			want: want{readyReason: ReasonScaling, reconciling: true, reconcilingReason: ReasonScaling},
+			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
 		},
 		"rolled out and available": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true)},
-			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete},
 		},
 		"scaled to zero": {
 			obs:  Observed{Deployment: deployment(2, 2, 0, 0, 0, 0, 0, true)},
-			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete},
 		},
 		"old pods being replaced": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 4, 1, 3, 3, true)},
-			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonRollingOut},
+			want: want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut},
 		},
 		"scale-up with enough pods available keeps Ready": {
 			obs:  Observed{Deployment: deployment(3, 3, 5, 3, 3, 3, 3, true)},
-			want: want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonScaling},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
 		},
-		"new spec not yet observed keeps what Ready said": {
+		"a scale not yet observed keeps Ready and is under way until its pods are there": {
 			obs:      Observed{Deployment: deployment(3, 2, 5, 3, 3, 3, 3, true)},
-			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAvailable, Message: "m"}},
-			want:     want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonRollingOut},
+			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: examplev1.ReasonAvailable, Message: "m"}},
+			want:     want{ready: true, readyReason: examplev1.ReasonAvailable, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
+		},
+		"a new template not yet observed is not Ready": {
+			obs:      Observed{Deployment: deployment(3, 2, 3, 3, 3, 3, 3, true), TemplateChanged: true},
+			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: examplev1.ReasonAvailable, Message: "m"}},
+			want:     want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut},
+		},
+		"all pods there but the Deployment not Available is under way, not done": {
+			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, false)},
+			want: want{readyReason: examplev1.ReasonUnavailable, reconciling: true, reconcilingReason: examplev1.ReasonUnavailable},
 		},
 		"rolled out but pods no longer available": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 1, 1, false)},
-			want: want{readyReason: ReasonScaling, reconciling: true, reconcilingReason: ReasonScaling},
+			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
 		},
 		"progress deadline exceeded": {
 			obs: Observed{Deployment: withCondition(deployment(2, 2, 3, 4, 1, 3, 3, true), appsv1.DeploymentCondition{
 				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
-			want: want{readyReason: ReasonProgressDeadlineExceeded, reconcilingReason: ReasonProgressDeadlineExceeded,
-				stalled: true, stalledReason: ReasonProgressDeadlineExceeded, degraded: true, degradedReason: ReasonProgressDeadlineExceeded},
+			want: want{readyReason: examplev1.ReasonProgressDeadlineExceeded, reconcilingReason: examplev1.ReasonProgressDeadlineExceeded,
+				stalled: true, stalledReason: examplev1.ReasonProgressDeadlineExceeded, degraded: true, degradedReason: examplev1.ReasonProgressDeadlineExceeded},
 		},
 		"pods refused (ReplicaFailure)": {
 			obs: Observed{Deployment: withCondition(deployment(1, 1, 2, 0, 0, 0, 0, false), appsv1.DeploymentCondition{
 				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 				Message: `pods "web-x" is forbidden: violates PodSecurity "restricted:latest"`})},
-			want: want{readyReason: ReasonReplicaFailure, reconcilingReason: ReasonReplicaFailure,
-				stalled: true, stalledReason: ReasonReplicaFailure, degraded: true, degradedReason: ReasonReplicaFailure},
+			want: want{readyReason: examplev1.ReasonReplicaFailure, reconcilingReason: examplev1.ReasonReplicaFailure,
+				stalled: true, stalledReason: examplev1.ReasonReplicaFailure, degraded: true, degradedReason: examplev1.ReasonReplicaFailure},
 		},
 		"child not owned": {
 			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true),
-				Failures: []Failure{{Reason: ReasonChildNotOwned, Message: "m", Terminal: true}}},
-			want: want{readyReason: ReasonChildNotOwned, reconcilingReason: ReasonChildNotOwned,
-				stalled: true, stalledReason: ReasonChildNotOwned, degraded: true, degradedReason: ReasonChildNotOwned},
+				Failures: []Failure{{Reason: examplev1.ReasonChildNotOwned, Message: "m", Terminal: true}}},
+			want: want{readyReason: examplev1.ReasonChildNotOwned, reconcilingReason: examplev1.ReasonChildNotOwned,
+				stalled: true, stalledReason: examplev1.ReasonChildNotOwned, degraded: true, degradedReason: examplev1.ReasonChildNotOwned},
 		},
 		"a transient failure keeps Ready from the Deployment and reconciles on": {
 			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true),
-				Failures: []Failure{{Reason: ReasonApplyFailed, Message: "m"}}},
-			want: want{ready: true, readyReason: ReasonAvailable, reconciling: true, reconcilingReason: ReasonApplyFailed,
-				degraded: true, degradedReason: ReasonApplyFailed},
+				Failures: []Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconciling: true, reconcilingReason: examplev1.ReasonApplyFailed,
+				degraded: true, degradedReason: examplev1.ReasonApplyFailed},
 		},
 		"the terminal failure is Stalled even after a transient one": {
 			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true), Failures: []Failure{
-				{Reason: ReasonApplyFailed, Message: "m"}, {Reason: ReasonChildRejected, Message: "m", Terminal: true}}},
-			want: want{readyReason: ReasonChildRejected, reconcilingReason: ReasonChildRejected,
-				stalled: true, stalledReason: ReasonChildRejected, degraded: true, degradedReason: ReasonChildRejected},
+				{Reason: examplev1.ReasonApplyFailed, Message: "m"}, {Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true}}},
+			want: want{readyReason: examplev1.ReasonChildRejected, reconcilingReason: examplev1.ReasonChildRejected,
+				stalled: true, stalledReason: examplev1.ReasonChildRejected, degraded: true, degradedReason: examplev1.ReasonChildRejected},
 		},
 		"autoscaler cannot scale": {
 			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true), Autoscaler: autoscaler(
 				autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue},
 				autoscalingv2.HorizontalPodAutoscalerCondition{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionFalse,
-					Reason: "FailedGetResourceMetric", Message: "missing request for cpu"})},
-			want: want{ready: true, readyReason: ReasonAvailable, reconcilingReason: ReasonRolloutComplete,
-				degraded: true, degradedReason: ReasonAutoscalerUnableToScale},
+					Reason: "FailedGetScale", Message: "deployments.apps \"web\" not found"})},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete,
+				degraded: true, degradedReason: examplev1.ReasonAutoscalerUnableToScale},
 		},
 		"waiting for a predecessor's children": {
-			obs:  Observed{Waiting: &Failure{Reason: ReasonWaitingForPredecessor, Message: "m"}},
-			want: want{readyReason: ReasonRollingOut, reconciling: true, reconcilingReason: ReasonWaitingForPredecessor},
+			obs:  Observed{Waiting: &Failure{Reason: examplev1.ReasonWaitingForPredecessor, Message: "m"}},
+			want: want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonWaitingForPredecessor},
 		},
 	}
 	for name, tc := range cases {
@@ -150,7 +159,11 @@ func TestConditions(t *testing.T) {
 			check := func(typ string, status bool, reason string) {
 				c := meta.FindStatusCondition(s.Conditions, typ)
 				g.Expect(c).NotTo(BeNil(), typ)
-				g.Expect(c.Status == metav1.ConditionTrue).To(Equal(status), "%s status", typ)
+				want := metav1.ConditionFalse
+				if status {
+					want = metav1.ConditionTrue
+				}
+				g.Expect(c.Status).To(Equal(want), "%s status", typ)
 				if reason != "" {
 					g.Expect(c.Reason).To(Equal(reason), "%s reason", typ)
 				}

@@ -44,6 +44,13 @@ var ValidMyApps = []ValidMyApp{
 			"rollingUpdate":{"maxSurge":"50%","maxUnavailable":0},
 			"podDisruptionBudget":{"minAvailable":"50%"}}`},
 	{"grpc-probe", `{"image":"nginx","readinessProbe":{"grpc":{"port":9090,"service":"health"}}}`},
+	// 0.3.1: what admission accepts, the API server accepts as children too.
+	{"privileged", `{"image":"nginx","securityContext":{"privileged":true}}`},
+	{"sys-admin", `{"image":"nginx","securityContext":{"capabilities":{"add":["CAP_SYS_ADMIN"]}}}`},
+	{"privileged-escalating", `{"image":"nginx","securityContext":{"privileged":true,"allowPrivilegeEscalation":true}}`},
+	{"probes-by-number-and-name", `{"image":"nginx","port":9000,"readinessProbe":{"httpGet":{"port":"http"}},"livenessProbe":{"tcpSocket":{"port":9001}}}`},
+	{"no-surge-some-unavailable", `{"image":"nginx","rollingUpdate":{"maxSurge":"0%","maxUnavailable":"10%"}}`},
+	{"fraction-as-string", `{"image":"nginx","resources":{"requests":{"cpu":"0.5"},"limits":{"cpu":"1.5"}}}`},
 	{"boundaries", `{"image":"nginx","port":65535,"replicas":0,"rollingUpdate":{"maxSurge":0,"maxUnavailable":"100%"},"podDisruptionBudget":{"maxUnavailable":0},
 			"autoScaling":{"enabled":true,"minReplicas":1,"maxReplicas":1,"targetCPUUtilizationPercentage":100}}`},
 }

@@ -10,16 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
-	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -54,18 +48,18 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 			a := getMyApp(ns, "web")(g)
 			stalled := condition(g, a, examplev1.ConditionStalled)
 			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(stalled.Reason).To(Equal(status.ReasonCreateContainerConfigError))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonCreateContainerConfigError))
 			g.Expect(stalled.Message).To(ContainSubstring(`container app: secret "db" not found`))
 			g.Expect(stalled.Message).To(ContainSubstring("Create the Secret or ConfigMap"))
-			g.Expect(condition(g, a, examplev1.ConditionReady).Reason).To(Equal(status.ReasonCreateContainerConfigError))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonCreateContainerConfigError))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
-		Eventually(func(g Gomega) int { return countEvents(g, web, status.ReasonCreateContainerConfigError) }).Should(Equal(1))
+		Eventually(func(g Gomega) int { return countEvents(g, web, examplev1.ReasonCreateContainerConfigError) }).Should(Equal(1))
 
 		By("reconciling again and again while the problem lasts: still one event")
 		for i := range 3 {
 			requestReconcile(web, fmt.Sprint(i))
 		}
-		Consistently(func(g Gomega) int { return countEvents(g, web, status.ReasonCreateContainerConfigError) }, "2s").Should(Equal(1))
+		Consistently(func(g Gomega) int { return countEvents(g, web, examplev1.ReasonCreateContainerConfigError) }, "2s").Should(Equal(1))
 
 		By("the neighbour follows an update meanwhile")
 		other := getMyApp(ns, "other")(Default)
@@ -84,7 +78,7 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
-		Expect(countEvents(Default, web, status.ReasonCreateContainerConfigError)).To(Equal(1))
+		Expect(countEvents(Default, web, examplev1.ReasonCreateContainerConfigError)).To(Equal(1))
 	})
 
 	It("is Stalled when its image cannot be pulled, with one event while the kubelet alternates ErrImagePull and ImagePullBackOff", func() {
@@ -96,38 +90,21 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 			setWaiting(pod, reason, fmt.Sprintf("attempt %d: not found", i))
 			Eventually(func(g Gomega) {
 				stalled := condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled)
-				g.Expect(stalled.Reason).To(Equal(status.ReasonImagePullBackOff))
+				g.Expect(stalled.Reason).To(Equal(examplev1.ReasonImagePullBackOff))
 				g.Expect(stalled.Message).To(ContainSubstring(`cannot pull image "registry.example/web:nope"`))
 			}).Should(Succeed())
 		}
-		Consistently(func(g Gomega) int { return countEvents(g, web, status.ReasonImagePullBackOff) }, "2s").Should(Equal(1))
+		Consistently(func(g Gomega) int { return countEvents(g, web, examplev1.ReasonImagePullBackOff) }, "2s").Should(Equal(1))
 	})
 })
 
 // startQuietManager runs a second reconciler, until ctx ends, for the MyApps labelled
-// unwatchedLabel (which the suite's manager never sees), with no periodic resync: whatever
-// it learns, it learns from a watch.
+// unwatchedLabel=quiet (which the suite's manager never sees), with no periodic resync:
+// whatever it learns, it learns from a watch.
 func startQuietManager(ctx context.Context) {
-	skip := true
-	opts := CacheOptions(nil)
 	sel, err := labels.Parse(unwatchedLabel + "=quiet")
 	Expect(err).NotTo(HaveOccurred())
-	opts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: sel, Transform: trimMyApp}
-	never := 10 * time.Hour
-	opts.SyncPeriod = &never
-	mgr, err := ctrl.NewManager(rest.CopyConfig(cfg), ctrl.Options{
-		Scheme: scheme, Cache: opts, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: config.Controller{SkipNameValidation: &skip},
-	})
-	Expect(err).NotTo(HaveOccurred())
-	Expect((&MyAppReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), MaxConcurrentReconciles: 2,
-		Recorder: mgr.GetEventRecorderFor("myapp-operator"), //nolint:staticcheck // core/v1 Events, see MyAppReconciler.Recorder
-	}).SetupWithManager(mgr)).To(Succeed())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
+	startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
 }
 
 // createPod makes a pod of the MyApp as its ReplicaSet would (envtest runs no controllers).

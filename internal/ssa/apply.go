@@ -1,0 +1,91 @@
+// Package ssa holds the operator's server-side apply helpers, as cluster-api keeps its own in
+// internal/util/ssa: applying an intent without changing it, telling whether an object already
+// carries an intent, reading who owns a field, and the one repair a forced apply cannot make
+// by itself. It knows nothing of MyApps; the controller decides what to apply and when.
+package ssa
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Apply sends cfg as a server-side apply with the given field manager, forced when force is
+// set, and leaves in obj exactly the object the API server answers. cfg is only read: it is
+// serialized for the request, and the answer is decoded into obj, never into cfg, so an
+// intent can be compared or applied again after the call. obj names the object's kind; what
+// it held before is discarded.
+func Apply(ctx context.Context, c client.Writer, cfg runtime.ApplyConfiguration, obj client.Object, owner string, force bool) error {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	name, namespace := NameOf(cfg), NamespaceOf(cfg)
+	if name == "" {
+		return errors.New("apply configuration without a name")
+	}
+	// Decoding JSON into a filled struct would keep whatever the answer leaves out (a count
+	// that dropped to zero, a removed annotation): start from the zero value.
+	v := reflect.ValueOf(obj).Elem()
+	v.Set(reflect.Zero(v.Type()))
+	obj.SetName(name)
+	obj.SetNamespace(namespace)
+	opts := []client.PatchOption{client.FieldOwner(owner)}
+	if force {
+		opts = append(opts, client.ForceOwnership)
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.ApplyPatchType, body), opts...)
+}
+
+// Extractor reads back from an object the apply configuration of what one field manager owns
+// in it: appsv1ac.ExtractDeployment and its kin.
+type Extractor[T client.Object, AC runtime.ApplyConfiguration] func(T, string) (AC, error)
+
+// Carries tells whether obj holds, under the field manager's entry, exactly what cfg says:
+// then applying cfg would change nothing. Only the manager's own fields are compared, as the
+// API server stored them, so fields others own or the server defaulted never make a
+// difference. A hand edit of a field the manager owns moves that field to the editor's entry,
+// so the comparison sees it.
+func Carries[T client.Object, AC runtime.ApplyConfiguration](obj T, cfg AC, extract Extractor[T, AC], owner string) (bool, error) {
+	owned, err := extract(obj, owner)
+	if err != nil {
+		return false, err
+	}
+	return equality.Semantic.DeepEqual(owned, cfg), nil
+}
+
+// OwnedChanged tells whether what the field manager owns differs between two versions of an
+// object: whether an apply changed anything the manager cares about.
+func OwnedChanged[T client.Object, AC runtime.ApplyConfiguration](before, after T, extract Extractor[T, AC], owner string) (bool, error) {
+	a, err := extract(before, owner)
+	if err != nil {
+		return false, err
+	}
+	b, err := extract(after, owner)
+	if err != nil {
+		return false, err
+	}
+	return !equality.Semantic.DeepEqual(a, b), nil
+}
+
+// NameOf reads the name an apply configuration carries ("" for none).
+func NameOf(cfg runtime.ApplyConfiguration) string {
+	if named, ok := cfg.(interface{ GetName() *string }); ok && named.GetName() != nil {
+		return *named.GetName()
+	}
+	return ""
+}
+
+// NamespaceOf reads the namespace an apply configuration carries ("" for none).
+func NamespaceOf(cfg runtime.ApplyConfiguration) string {
+	if named, ok := cfg.(interface{ GetNamespace() *string }); ok && named.GetNamespace() != nil {
+		return *named.GetNamespace()
+	}
+	return ""
+}
