@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# make mutation-check: shows that the test suites can fail. It builds deliberately broken
-# managers (the mutants of internal/controller/mutation.go, chosen at link time) and runs the
-# suites that should notice each one. Every run must FAIL on a spec (not on a build or a
-# suite setup); the script fails if any mutant passes a suite meant to catch it. Not in CI:
-# it runs the envtest suite once and a focused end-to-end story once per mutant (~10 min).
+# make mutation-check: shows that the test suites can fail. Each mutant is a patch under
+# hack/mutants/ that breaks the operator in one way a user would notice. The patch is applied
+# to scratch copies of the files it names and handed to `go build -overlay` / `go test
+# -overlay`, so the source tree and the release binary never contain a mutant. Every suite
+# run against a mutant must FAIL on a spec (not on a build or a suite setup); the script fails
+# if any mutant passes a suite meant to catch it, or if a patch no longer applies.
 #
 # Needs: KUBEBUILDER_ASSETS; for the end-to-end runs the Makefile's mutation-e2e target
 # (make mutation-check provides both). MUTANTS="a b" runs a subset; SKIP_E2E=1 skips the
 # end-to-end runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
-pkg=github.com/example/myapp-operator/internal/controller
 out=${MUTATION_DIR:-$PWD/bin/mutants}
 mkdir -p "$out"
 
@@ -21,8 +22,43 @@ table=(
 	"foreign-owner|runs its pods, scales with kubectl"
 	"hot-loop|reports an application that cannot start, without a hot loop"
 	"no-recreate|"
+	"drop-child-updates|"
+	"ready-on-old-pods|"
 )
-want=" ${MUTANTS:-no-status foreign-owner hot-loop no-recreate} "
+all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
+want=" ${MUTANTS:-$all} "
+
+# Every patch has a row, and every row a patch.
+for p in hack/mutants/*.patch; do
+	name=$(basename "$p" .patch)
+	case " $all " in *" $name "*) ;; *) echo "mutation-check: $p has no row in the table of $0"; exit 2 ;; esac
+done
+
+# overlay NAME: applies hack/mutants/NAME.patch to copies of its files and prints the
+# path of a go build -overlay file that replaces them.
+overlay() {
+	# Under a folder whose name starts with "_", which go's ./... patterns skip.
+	local name=$1 dir="$out/_src/$1" patch="$root/hack/mutants/$1.patch" f
+	rm -rf "$dir" && mkdir -p "$dir"
+	local files
+	files=$(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$patch")
+	[ -n "$files" ] || { echo "mutation-check: $patch names no file" >&2; return 1; }
+	for f in $files; do
+		mkdir -p "$dir/$(dirname "$f")" && cp "$f" "$dir/$f"
+	done
+	# Outside any repository, git apply works as patch(1) does, and fails on a stale patch.
+	(cd "$dir" && git apply --unsafe-paths -p1 "$patch") || {
+		echo "mutation-check: hack/mutants/$name.patch no longer applies to the source; update it" >&2
+		return 1
+	}
+	{
+		printf '{"Replace":{'
+		local sep=""
+		for f in $files; do printf '%s"%s":"%s"' "$sep" "$root/$f" "$dir/$f"; sep=","; done
+		printf '}}\n'
+	} >"$dir/overlay.json"
+	echo "$dir/overlay.json"
+}
 
 survivors=()
 summary=()
@@ -35,15 +71,21 @@ caught() {
 	echo "$specs"
 }
 
+echo "=== the release binary holds no mutant"
+go build -o "$out/manager-release" ./cmd || exit 2
+if go tool nm "$out/manager-release" | grep -i mutant; then
+	echo "mutation-check: the release manager contains the symbols above"; exit 1
+fi
+
 for row in "${table[@]}"; do
 	name=${row%%|*}
 	focus=${row#*|}
 	case "$want" in *" $name "*) ;; *) continue ;; esac
-	ldflags="-X $pkg.mutant=$name"
+	ov=$(overlay "$name") || exit 2
 
 	echo "=== mutant $name: envtest suite (internal/controller)"
 	began=$SECONDS
-	if ! go test -c -o "$out/controller-$name.test" -ldflags "$ldflags" ./internal/controller/; then
+	if ! go test -c -overlay "$ov" -o "$out/controller-$name.test" ./internal/controller/; then
 		echo "mutation-check: the $name mutant does not build"; exit 2
 	fi
 	log="$out/controller-$name.log"
@@ -60,7 +102,7 @@ for row in "${table[@]}"; do
 	[ -n "$focus" ] && [ "${SKIP_E2E:-}" != 1 ] || continue
 	echo "=== mutant $name: end-to-end story \"$focus\""
 	began=$SECONDS
-	go build -ldflags "$ldflags" -o "$out/manager-$name" ./cmd/main.go || { echo "mutation-check: the $name manager does not build"; exit 2; }
+	go build -overlay "$ov" -o "$out/manager-$name" ./cmd || { echo "mutation-check: the $name manager does not build"; exit 2; }
 	log="$out/e2e-$name.log"
 	make --no-print-directory mutation-e2e E2E_MANAGER="$out/manager-$name" TEST_LOGS="$out/test-logs" \
 		E2E_FLAGS="-ginkgo.focus='$focus' -ginkgo.fail-fast -ginkgo.no-color" >"$log" 2>&1
