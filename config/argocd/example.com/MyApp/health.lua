@@ -1,14 +1,15 @@
 -- Argo CD health check for example.com/MyApp (operator 0.3.0 and later).
 --
 -- The operator reports kstatus-style conditions (Ready, Reconciling, Stalled) beside
--- OpenShift-style ones (Progressing, Degraded). This script reads them in the order kstatus
--- and Flux do, so Argo CD and Flux agree on a MyApp:
+-- OpenShift-style ones (Progressing, Degraded). This script reads them as kstatus (and so
+-- Flux) does, so Argo CD and Flux agree on a MyApp:
 --   1. status not yet written for metadata.generation        -> Progressing
---   2. Stalled True   (a problem the user must fix)          -> Degraded
---   3. Degraded True  (any problem, also ones being retried) -> Degraded
---   4. Reconciling True (rollout or scale under way)         -> Progressing
---   5. Ready True                                            -> Healthy
---   6. anything else                                         -> Progressing
+--   2. Stalled True   (a problem the user must act on)       -> Degraded
+--   3. Reconciling True (rollout, scale or retry under way)  -> Progressing
+--   4. Ready True                                            -> Healthy, with Degraded's
+--      message when Degraded is True (a problem the MyApp serves in spite of)
+--   5. anything else                                         -> Progressing
+-- Degraded alone is no alarm: the operator makes a problem that blocks the MyApp Stalled.
 --
 -- Only the base library is used (no string, os or io), so the script runs in Argo CD's
 -- default sandbox without resource.customizations.useOpenLibs. It never raises an error:
@@ -95,22 +96,22 @@ local function health(o)
     end
   end
 
-  -- 2 and 3. Problems first: a scale-up can keep Ready True while the autoscaler is stuck.
+  -- 2. A problem the user must act on.
   if isTrue(byType.Stalled) then
     return result("Degraded", messageOf(byType.Stalled))
   end
-  if isTrue(byType.Degraded) then
-    return result("Degraded", messageOf(byType.Degraded))
-  end
 
-  -- 4. A rollout or scale under way, even while enough pods keep Ready True.
+  -- 3. A rollout, scale or retry under way, even while enough pods keep Ready True.
   if isTrue(byType.Reconciling) then
     return result("Progressing", messageOf(byType.Reconciling))
   end
 
-  -- 5 and 6.
+  -- 4 and 5.
   local ready = byType.Ready
   if isTrue(ready) then
+    if isTrue(byType.Degraded) then
+      return result("Healthy", messageOf(byType.Degraded))
+    end
     return result("Healthy", messageOf(ready))
   end
   if ready ~= nil then

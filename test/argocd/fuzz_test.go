@@ -24,7 +24,7 @@ import (
 // erroring script is Unknown to Argo CD, which never converges) and returns a status Argo CD
 // knows. runHealth checks the returned table.
 func FuzzHealthOnAnyObject(f *testing.F) {
-	fixtures, _ := filepath.Glob("example.com/MyApp/testdata/*.yaml")
+	fixtures, _ := filepath.Glob(filepath.Join(shipped, "example.com", "MyApp", "testdata", "*.yaml"))
 	for _, path := range fixtures {
 		doc, err := os.ReadFile(path)
 		if err != nil {
@@ -127,7 +127,7 @@ func FuzzHealthAgreesWithKstatus(f *testing.F) {
 }
 
 func mustCompile(f *testing.F) *lua.FunctionProto {
-	script, err := os.ReadFile("example.com/MyApp/health.lua")
+	script, err := os.ReadFile(filepath.Join(shipped, "example.com", "MyApp", "health.lua"))
 	if err != nil {
 		f.Fatal(err)
 	}

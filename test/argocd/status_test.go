@@ -2,10 +2,12 @@ package argocd
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,7 +22,7 @@ import (
 // status computation wrote, not on hand-written fixtures, and checks that Argo CD would say
 // what kstatus (Flux) says: Current is Healthy, InProgress is Progressing, Failed is Degraded.
 func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
-	script, err := compileHealth(readFile(t, "example.com/MyApp/health.lua"))
+	script, err := compileHealth(readFile(t, filepath.Join(shipped, "example.com", "MyApp", "health.lua")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,19 @@ func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
 		"pods refused": {status.Observed{Deployment: deployment(2, 0, 0, 0, appsv1.DeploymentCondition{
 			Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "forbidden"})}, kstatus.FailedStatus},
 		"child not owned": {status.Observed{Deployment: deployment(3, 3, 3, 3),
-			Failures: []status.Failure{{Reason: status.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+			Failures: []status.Failure{{Reason: examplev1.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"a transient failure being retried": {status.Observed{Deployment: deployment(3, 3, 3, 3),
+			Failures: []status.Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}}, kstatus.InProgressStatus},
+		"one pod cannot pull beside a rolled-out, available Deployment": {status.Observed{Deployment: deployment(2, 2, 2, 2),
+			Pods: []status.ContainerWaiting{{Pod: "web-x", Container: "app", Reason: "ImagePullBackOff"}}}, kstatus.CurrentStatus},
+		"pods cannot pull while nothing is available": {status.Observed{Deployment: deployment(2, 2, 2, 0),
+			Pods: []status.ContainerWaiting{{Pod: "web-x", Container: "app", Reason: "ImagePullBackOff"}}}, kstatus.FailedStatus},
+		"autoscaler without metrics past the grace": {status.Observed{Deployment: deployment(2, 2, 2, 2),
+			Autoscaler: noMetricsSince(time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))}, kstatus.CurrentStatus},
+		"autoscaler that cannot scale": {status.Observed{Deployment: deployment(2, 2, 2, 2), Autoscaler: cannotScale()}, kstatus.CurrentStatus},
+		"a new template applied, not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 3, 3, 3)),
+			TemplateChanged: true}, kstatus.InProgressStatus},
+		"a scale-down not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 5, 5, 5))}, kstatus.CurrentStatus},
 	}
 	argo := map[kstatus.Status]string{kstatus.CurrentStatus: "Healthy", kstatus.InProgressStatus: "Progressing", kstatus.FailedStatus: "Degraded"}
 	for name, tc := range cases {
@@ -90,4 +104,28 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// notObserved is d with a spec the deployment controller has not observed yet.
+func notObserved(d *appsv1.Deployment) *appsv1.Deployment {
+	d.Generation = 2
+	return d
+}
+
+// noMetricsSince is an autoscaler that has had no metrics since the given time.
+func noMetricsSince(since time.Time) *autoscalingv2.HorizontalPodAutoscaler {
+	h := &autoscalingv2.HorizontalPodAutoscaler{}
+	h.Name = "web"
+	h.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.ScalingActive,
+		Status: corev1.ConditionFalse, Reason: "FailedGetResourceMetric", LastTransitionTime: metav1.NewTime(since)}}
+	return h
+}
+
+// cannotScale is an autoscaler that cannot change its target's scale.
+func cannotScale() *autoscalingv2.HorizontalPodAutoscaler {
+	h := &autoscalingv2.HorizontalPodAutoscaler{}
+	h.Name = "web"
+	h.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.AbleToScale,
+		Status: corev1.ConditionFalse, Reason: "FailedUpdateScale"}}
+	return h
 }

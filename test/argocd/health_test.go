@@ -1,5 +1,5 @@
-// Package argocd tests the Argo CD resource health checks the operator ships, laid out as
-// Argo CD's resource_customizations are: <group>/<kind>/health.lua, testdata/*.yaml and a
+// Package argocd tests the Argo CD resource health checks the operator ships in
+// config/argocd, laid out as Argo CD's resource_customizations are: <group>/<kind>/health.lua, testdata/*.yaml and a
 // health_test.yaml naming the health expected of each fixture.
 package argocd
 
@@ -57,10 +57,13 @@ type healthTests struct {
 	} `json:"tests"`
 }
 
+// shipped is the folder of the health checks as users install them.
+var shipped = filepath.Join("..", "..", "config", "argocd")
+
 // TestHealthChecks runs every <group>/<kind>/health.lua on the fixtures its health_test.yaml
 // lists, in both library settings, and compares status and message.
 func TestHealthChecks(t *testing.T) {
-	scripts, err := filepath.Glob(filepath.Join("*", "*", "health.lua"))
+	scripts, err := filepath.Glob(filepath.Join(shipped, "*", "*", "health.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,11 @@ func TestHealthChecks(t *testing.T) {
 	}
 	for _, script := range scripts {
 		dir := filepath.Dir(script)
-		t.Run(filepath.ToSlash(dir), func(t *testing.T) {
+		name, err := filepath.Rel(shipped, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.ToSlash(name), func(t *testing.T) {
 			for _, f := range checkFixtures(t, dir, readFile(t, script)) {
 				t.Error(f)
 			}
@@ -134,7 +141,7 @@ func checkFixtures(t *testing.T, dir, script string) []string {
 // from before the operator wrote anything. Whatever the input, the script must answer with a
 // status Argo CD accepts and a message, because an erroring script shows as Unknown.
 func TestMyAppHealthOddInputs(t *testing.T) {
-	proto, err := compileHealth(readFile(t, filepath.Join("example.com", "MyApp", "health.lua")))
+	proto, err := compileHealth(readFile(t, filepath.Join(shipped, "example.com", "MyApp", "health.lua")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +189,7 @@ func TestMyAppHealthOddInputs(t *testing.T) {
 		"Degraded True without message": {
 			yaml: head + "metadata: {generation: 1}\nstatus:\n  observedGeneration: 1\n" +
 				"  conditions: [{type: Ready, status: \"True\"}, {type: Degraded, status: \"True\", reason: ApplyFailed}]\n",
-			want: healthStatus{"Degraded", "Degraded is True: ApplyFailed"},
+			want: healthStatus{"Healthy", "Degraded is True: ApplyFailed"},
 		},
 		"Stalled True with an empty message": {
 			yaml: head + "metadata: {generation: 1}\nstatus:\n  observedGeneration: 1\n" +
@@ -244,7 +251,7 @@ var myAppConditionTypes = []string{"Ready", "Reconciling", "Stalled", "Progressi
 // conditions (each absent, True, False or Unknown), with the status current, behind the
 // spec, or with one condition behind, and compares it with the mapping the README documents.
 func TestMyAppHealthConditionCombinations(t *testing.T) {
-	script := readFile(t, filepath.Join("example.com", "MyApp", "health.lua"))
+	script := readFile(t, filepath.Join(shipped, "example.com", "MyApp", "health.lua"))
 	for _, f := range checkCombinations(script, 0) {
 		t.Error(f)
 	}
@@ -310,7 +317,7 @@ func conditionCombinations() []map[string]string {
 // message "<type> says so", as the JSON decoder would hand it over.
 func myAppWithConditions(statuses map[string]string, staleness string) map[string]any {
 	const generation = 5.0
-	var conditions []any
+	conditions := make([]any, 0, len(myAppConditionTypes))
 	for _, typ := range myAppConditionTypes {
 		s, ok := statuses[typ]
 		if !ok {
@@ -345,10 +352,10 @@ func expectedMyAppHealth(statuses map[string]string, staleness string) healthSta
 		return healthStatus{"Progressing", "Waiting for the operator to observe generation 5"}
 	case statuses["Stalled"] == "True":
 		return healthStatus{"Degraded", says("Stalled")}
-	case statuses["Degraded"] == "True":
-		return healthStatus{"Degraded", says("Degraded")}
 	case statuses["Reconciling"] == "True":
 		return healthStatus{"Progressing", says("Reconciling")}
+	case statuses["Ready"] == "True" && statuses["Degraded"] == "True":
+		return healthStatus{"Healthy", says("Degraded")}
 	case statuses["Ready"] == "True":
 		return healthStatus{"Healthy", says("Ready")}
 	case statuses["Ready"] != "":
@@ -361,13 +368,14 @@ func expectedMyAppHealth(statuses map[string]string, staleness string) healthSta
 // of the mapping, and checks that the fixtures or the combinations notice every one, so a
 // rule without a test cannot creep in.
 func TestMyAppHealthTestsCatchMutations(t *testing.T) {
-	dir := filepath.Join("example.com", "MyApp")
+	dir := filepath.Join(shipped, "example.com", "MyApp")
 	script := readFile(t, filepath.Join(dir, "health.lua"))
 	mutations := map[string][2]string{
 		"generation ignored":        {"observed < generation", "observed < 0"},
 		"stale conditions ignored":  {"c.observedGeneration < generation", "c.observedGeneration < 0"},
 		"Stalled ignored":           {"isTrue(byType.Stalled)", "false"},
-		"Degraded ignored":          {"isTrue(byType.Degraded)", "false"},
+		"Degraded message dropped":  {"isTrue(byType.Degraded)", "false"},
+		"Degraded as an alarm":      {"if isTrue(byType.Degraded) then\n      return result(\"Healthy\"", "if isTrue(byType.Degraded) then\n      return result(\"Degraded\""},
 		"Reconciling ignored":       {"isTrue(byType.Reconciling)", "false"},
 		"Ready True not Healthy":    {`result("Healthy"`, `result("Progressing"`},
 		"Ready False as Healthy":    {"if isTrue(ready) then", "if ready ~= nil then"},
@@ -394,8 +402,8 @@ func TestMyAppHealthTestsCatchMutations(t *testing.T) {
 func TestREADMEInlinesTheScript(t *testing.T) {
 	const key = "  resource.customizations.health.example.com_MyApp: |"
 	const indent = "    "
-	script := readFile(t, filepath.Join("example.com", "MyApp", "health.lua"))
-	lines := strings.Split(readFile(t, "README.md"), "\n")
+	script := readFile(t, filepath.Join(shipped, "example.com", "MyApp", "health.lua"))
+	lines := strings.Split(readFile(t, filepath.Join(shipped, "README.md")), "\n")
 	var inlined []string
 	for i, line := range lines {
 		if line != key || i+1 >= len(lines) || strings.Contains(lines[i+1], "the contents of health.lua") {
