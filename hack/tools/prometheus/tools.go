@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the version of a build tool; see hack/tools/README.md.
+package tools
+
+import (
+	_ "github.com/prometheus/prometheus/cmd/prometheus"
+	_ "github.com/prometheus/prometheus/cmd/promtool"
+)
