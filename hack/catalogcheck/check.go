@@ -61,7 +61,7 @@ func load(dir string) (map[string]*catalog, error) {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
 		for {
 			var m meta
@@ -118,93 +118,10 @@ func check(pkgs map[string]*catalog, requireDigests bool) []string {
 		channelNames := map[string]bool{}
 		for _, ch := range c.channels {
 			channelNames[ch.Name] = true
-			where := fmt.Sprintf("package %s channel %s", name, ch.Name)
-			entries := map[string]entry{}
 			for _, e := range ch.Entries {
-				if _, dup := entries[e.Name]; dup {
-					add("%s: entry %s listed twice", where, e.Name)
-				}
-				entries[e.Name] = e
 				inChannel[e.Name] = true
-				if _, ok := c.bundles[e.Name]; !ok {
-					add("%s: entry %s has no olm.bundle", where, e.Name)
-				}
 			}
-			if len(entries) == 0 {
-				add("%s: no entries", where)
-				continue
-			}
-			// Every replaces must name an entry of this channel: OLM v1 follows replaces only
-			// inside a channel, so one pointing elsewhere leaves its bundle without an upgrade.
-			upgradesFrom := map[string][]string{} // entry -> entries it replaces or skips
-			replacedOrSkipped := map[string]bool{}
-			for _, e := range ch.Entries {
-				if e.Replaces != "" {
-					if _, ok := entries[e.Replaces]; !ok {
-						add("%s: %s replaces %s, which is not in the channel", where, e.Name, e.Replaces)
-					} else {
-						upgradesFrom[e.Name] = append(upgradesFrom[e.Name], e.Replaces)
-					}
-					replacedOrSkipped[e.Replaces] = true
-				}
-				for _, s := range e.Skips {
-					replacedOrSkipped[s] = true
-					if _, ok := entries[s]; ok {
-						upgradesFrom[e.Name] = append(upgradesFrom[e.Name], s)
-					}
-				}
-				if e.SkipRange != "" {
-					if _, err := semver.ParseRange(e.SkipRange); err != nil {
-						add("%s: %s has an invalid skipRange %q", where, e.Name, e.SkipRange)
-					}
-				}
-				if e.Replaces != "" {
-					older, newer := bundleVersion(c.bundles[e.Replaces]), bundleVersion(c.bundles[e.Name])
-					if older != nil && newer != nil && !newer.GT(*older) {
-						add("%s: %s (%s) replaces %s (%s), which is not older", where, e.Name, newer, e.Replaces, older)
-					}
-				}
-			}
-			// A loop along replaces: follow each chain until it ends or comes back.
-			for _, e := range ch.Entries {
-				seen := map[string]bool{e.Name: true}
-				for cur := entries[e.Name].Replaces; cur != ""; cur = entries[cur].Replaces {
-					if seen[cur] {
-						add("%s: replaces chain from %s loops back to %s", where, e.Name, cur)
-						break
-					}
-					seen[cur] = true
-				}
-			}
-			// One head, from which every entry is reachable by replaces or skips.
-			var heads []string
-			for _, e := range ch.Entries {
-				if !replacedOrSkipped[e.Name] {
-					heads = append(heads, e.Name)
-				}
-			}
-			sort.Strings(heads)
-			if len(heads) != 1 {
-				add("%s: want one head (an entry nothing replaces or skips), found %d: %s", where, len(heads), strings.Join(heads, ", "))
-				continue
-			}
-			reached := map[string]bool{}
-			var walk func(string)
-			walk = func(n string) {
-				if reached[n] {
-					return
-				}
-				reached[n] = true
-				for _, m := range upgradesFrom[n] {
-					walk(m)
-				}
-			}
-			walk(heads[0])
-			for _, e := range ch.Entries {
-				if !reached[e.Name] {
-					add("%s: entry %s is stranded: no upgrade path from it to the head %s", where, e.Name, heads[0])
-				}
-			}
+			checkChannel(c, ch, fmt.Sprintf("package %s channel %s", name, ch.Name), add)
 		}
 		if c.pkg != nil && c.pkg.DefaultChannel != "" && !channelNames[c.pkg.DefaultChannel] {
 			add("package %s: default channel %s does not exist", name, c.pkg.DefaultChannel)
@@ -223,6 +140,97 @@ func check(pkgs map[string]*catalog, requireDigests bool) []string {
 	}
 	sort.Strings(problems)
 	return problems
+}
+
+// checkChannel adds every problem of one channel's upgrade graph: entries without a bundle or
+// listed twice, a replaces outside the channel or not older, an invalid skipRange, a loop
+// along replaces, and anything but one head from which every entry can be reached.
+func checkChannel(c *catalog, ch meta, where string, add func(string, ...any)) {
+	entries := map[string]entry{}
+	for _, e := range ch.Entries {
+		if _, dup := entries[e.Name]; dup {
+			add("%s: entry %s listed twice", where, e.Name)
+		}
+		entries[e.Name] = e
+		if _, ok := c.bundles[e.Name]; !ok {
+			add("%s: entry %s has no olm.bundle", where, e.Name)
+		}
+	}
+	if len(entries) == 0 {
+		add("%s: no entries", where)
+		return
+	}
+	// Every replaces must name an entry of this channel: OLM v1 follows replaces only
+	// inside a channel, so one pointing elsewhere leaves its bundle without an upgrade.
+	upgradesFrom := map[string][]string{} // entry -> entries it replaces or skips
+	replacedOrSkipped := map[string]bool{}
+	for _, e := range ch.Entries {
+		if e.Replaces != "" {
+			if _, ok := entries[e.Replaces]; !ok {
+				add("%s: %s replaces %s, which is not in the channel", where, e.Name, e.Replaces)
+			} else {
+				upgradesFrom[e.Name] = append(upgradesFrom[e.Name], e.Replaces)
+			}
+			replacedOrSkipped[e.Replaces] = true
+		}
+		for _, s := range e.Skips {
+			replacedOrSkipped[s] = true
+			if _, ok := entries[s]; ok {
+				upgradesFrom[e.Name] = append(upgradesFrom[e.Name], s)
+			}
+		}
+		if e.SkipRange != "" {
+			if _, err := semver.ParseRange(e.SkipRange); err != nil {
+				add("%s: %s has an invalid skipRange %q", where, e.Name, e.SkipRange)
+			}
+		}
+		if e.Replaces != "" {
+			older, newer := bundleVersion(c.bundles[e.Replaces]), bundleVersion(c.bundles[e.Name])
+			if older != nil && newer != nil && !newer.GT(*older) {
+				add("%s: %s (%s) replaces %s (%s), which is not older", where, e.Name, newer, e.Replaces, older)
+			}
+		}
+	}
+	// A loop along replaces: follow each chain until it ends or comes back.
+	for _, e := range ch.Entries {
+		seen := map[string]bool{e.Name: true}
+		for cur := entries[e.Name].Replaces; cur != ""; cur = entries[cur].Replaces {
+			if seen[cur] {
+				add("%s: replaces chain from %s loops back to %s", where, e.Name, cur)
+				break
+			}
+			seen[cur] = true
+		}
+	}
+	// One head, from which every entry is reachable by replaces or skips.
+	var heads []string
+	for _, e := range ch.Entries {
+		if !replacedOrSkipped[e.Name] {
+			heads = append(heads, e.Name)
+		}
+	}
+	sort.Strings(heads)
+	if len(heads) != 1 {
+		add("%s: want one head (an entry nothing replaces or skips), found %d: %s", where, len(heads), strings.Join(heads, ", "))
+		return
+	}
+	reached := map[string]bool{}
+	var walk func(string)
+	walk = func(n string) {
+		if reached[n] {
+			return
+		}
+		reached[n] = true
+		for _, m := range upgradesFrom[n] {
+			walk(m)
+		}
+	}
+	walk(heads[0])
+	for _, e := range ch.Entries {
+		if !reached[e.Name] {
+			add("%s: entry %s is stranded: no upgrade path from it to the head %s", where, e.Name, heads[0])
+		}
+	}
 }
 
 // bundleVersion is the version of the bundle's olm.package property, nil if it has none.

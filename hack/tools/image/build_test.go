@@ -45,7 +45,7 @@ func TestBuildIsReproducibleAndLikeDistrolessStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	modes := map[string]int64{}
 	tr := tar.NewReader(rc)
 	for {
