@@ -26,26 +26,32 @@ import (
 
 const configDefault = "../../config/default"
 
-// built is config/default as kustomize renders it.
+// built is a kustomization as kustomize renders it.
 type built struct {
 	deployment *appsv1.Deployment
 	policies   []networkingv1.NetworkPolicy
+	services   []corev1.Service
 	kinds      []string
+	// others are the objects of kinds this package does not decode.
+	others []*unstructured.Unstructured
 }
 
-// buildDefault runs kustomize (make test passes its path in KUSTOMIZE) on config/default.
-func buildDefault(t *testing.T) built {
+// buildDefault runs kustomize on config/default.
+func buildDefault(t *testing.T) built { return build(t, configDefault) }
+
+// build runs kustomize (make test passes its path in KUSTOMIZE) on a kustomization.
+func build(t *testing.T, dir string) built {
 	t.Helper()
 	bin := os.Getenv("KUSTOMIZE")
 	if bin == "" {
 		t.Fatal("KUSTOMIZE is not set: run `make test`, which builds kustomize")
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "build", configDefault)
+	cmd := exec.Command(bin, "build", dir)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", configDefault, err, stderr.String())
+		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
 	}
 	var b built
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
@@ -65,17 +71,23 @@ func buildDefault(t *testing.T) built {
 			d := &appsv1.Deployment{}
 			fromUnstructured(t, u, d)
 			if b.deployment != nil {
-				t.Fatalf("config/default has two Deployments: %s and %s", b.deployment.Name, d.Name)
+				t.Fatalf("%s has two Deployments: %s and %s", dir, b.deployment.Name, d.Name)
 			}
 			b.deployment = d
 		case "NetworkPolicy":
 			p := networkingv1.NetworkPolicy{}
 			fromUnstructured(t, u, &p)
 			b.policies = append(b.policies, p)
+		case "Service":
+			svc := corev1.Service{}
+			fromUnstructured(t, u, &svc)
+			b.services = append(b.services, svc)
+		default:
+			b.others = append(b.others, u)
 		}
 	}
 	if b.deployment == nil {
-		t.Fatalf("config/default has no Deployment; kinds: %v", b.kinds)
+		t.Fatalf("%s has no Deployment; kinds: %v", dir, b.kinds)
 	}
 	return b
 }

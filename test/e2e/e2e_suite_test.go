@@ -58,19 +58,7 @@ type operator struct {
 
 // startOperator runs the manager with leader election, its metrics served in plain HTTP on a
 // free loopback port so that the test can count reconciles. It stops when the spec ends.
-func startOperator(name string) *operator {
-	addr, err := testutil.FreeLoopbackAddr()
-	Expect(err).NotTo(HaveOccurred())
-	p, err := testutil.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
-		[]string{"KUBECONFIG=" + kubeconfig},
-		"--leader-elect", "--leader-election-namespace=default",
-		"--health-probe-bind-address=0", "--metrics-bind-address="+addr, "--metrics-secure=false")
-	Expect(err).NotTo(HaveOccurred())
-	o := &operator{Process: p, metrics: "http://" + addr + "/metrics"}
-	DeferCleanup(func() { o.stop(syscall.SIGTERM) })
-	GinkgoWriter.Printf("started operator %s (pid %d), log %s\n", name, p.Pid(), p.Log)
-	return o
-}
+func startOperator(name string) *operator { return startOperatorWith(name, operatorConfig{}) }
 
 // stop signals the process and waits for it to exit.
 func (o *operator) stop(sig syscall.Signal) {
@@ -94,7 +82,7 @@ func (o *operator) isLeader() bool { return o.logContains("Successfully acquired
 func (o *operator) reconciles() float64 {
 	resp, err := http.Get(o.metrics)
 	Expect(err).NotTo(HaveOccurred(), "scraping the operator's metrics")
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	Expect(resp.StatusCode).To(Equal(http.StatusOK), "scraping the operator's metrics")
 	total, sawRuntime := 0.0, false
 	sc := bufio.NewScanner(resp.Body)

@@ -113,7 +113,8 @@ func startManager(name string, args ...string) *operator {
 func startManagerWith(name, kubeconfig string, args ...string) *operator {
 	p, err := testutil.StartProcess(name, filepath.Join(logDir, "e2e-"+name+".log"), managerBin,
 		[]string{"KUBECONFIG=" + kubeconfig},
-		append([]string{"--leader-elect", "--leader-election-namespace=default", "--health-probe-bind-address=0"}, args...)...)
+		append(append([]string{"--leader-elect", "--leader-election-namespace=default", "--health-probe-bind-address=0"},
+			shortLeaseFlags...), args...)...)
 	Expect(err).NotTo(HaveOccurred())
 	o := &operator{Process: p}
 	DeferCleanup(func() { o.stop(syscall.SIGTERM) })
@@ -156,7 +157,7 @@ func scrape(url, token string) (scrapeResult, error) {
 	if err != nil {
 		return scrapeResult{}, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return scrapeResult{Code: resp.StatusCode, Body: string(b)}, err
 }

@@ -19,7 +19,6 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
-	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -151,13 +150,13 @@ var _ = Describe("A MyApp on a real cluster", Ordered, Serial, func() {
 			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
 			// The pods say why (the simulated kubelet cannot pull the image), which is more
 			// useful than the Deployment's ProgressDeadlineExceeded, also reached here.
-			g.Expect(ready.Reason).To(Equal(status.ReasonImagePullBackOff))
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonImagePullBackOff))
 			g.Expect(ready.Message).To(ContainSubstring(`cannot pull image "` + unstartableImage + `"`))
 			g.Expect(conditionOf(app, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionTrue))
 			progressing := getDeployment(g, ns, "broken").Status.Conditions
-			g.Expect(progressing).To(ContainElement(HaveField("Reason", status.ReasonProgressDeadlineExceeded)))
+			g.Expect(progressing).To(ContainElement(HaveField("Reason", examplev1.ReasonProgressDeadlineExceeded)))
 		}).Should(Succeed())
-		Expect(kubectl("-n", ns, "get", "myapp", "broken")).To(ContainSubstring(status.ReasonImagePullBackOff))
+		Expect(kubectl("-n", ns, "get", "myapp", "broken")).To(ContainSubstring(examplev1.ReasonImagePullBackOff))
 
 		By("not writing or reconciling in a loop while it stays broken")
 		// The reconcile count is the operator's total: wait until the earlier specs' namespaces,

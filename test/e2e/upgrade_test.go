@@ -16,11 +16,11 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
 	"github.com/example/myapp-operator/internal/desired"
-	"github.com/example/myapp-operator/internal/status"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
-var _ = Describe("Upgrading from 0.2.0 on a real cluster", Ordered, Serial, func() {
-	It("moves 0.2.0's pods to the new selector while the Service always has a ready endpoint", func() {
+var _ = Describe("The selector migration on a real cluster", Ordered, Serial, func() {
+	It("moves the old pod selector's pods to the current one while the Service always has a ready endpoint", func() {
 		ns := newNamespace()
 		By("setting the scene with no operator running: a MyApp and its children exactly as 0.2.0 made them")
 		app := newMyApp(ns, "web", "nginx:1.27", 3)
@@ -38,14 +38,14 @@ var _ = Describe("Upgrading from 0.2.0 on a real cluster", Ordered, Serial, func
 						Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}}}}},
 				}},
 		}
-		Expect(k8s.Patch(ctx, old, client.Apply, client.FieldOwner(controller.FieldOwner), client.ForceOwnership)).To(Succeed())
+		Expect(testutil.ApplyAs(ctx, k8s, old, controller.FieldOwner)).To(Succeed())
 		svc := &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web", Labels: labels, OwnerReferences: []metav1.OwnerReference{owner}},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: legacy,
 				Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 8080, TargetPort: intstr.FromString("http")}}},
 		}
-		Expect(k8s.Patch(ctx, svc, client.Apply, client.FieldOwner(controller.FieldOwner), client.ForceOwnership)).To(Succeed())
+		Expect(testutil.ApplyAs(ctx, k8s, svc, controller.FieldOwner)).To(Succeed())
 		Eventually(func(g Gomega) int { return readyEndpoints(g, ns, "web") }).WithTimeout(time.Minute).Should(Equal(3))
 
 		By("watching the Service's endpoints through the upgrade")
@@ -54,7 +54,7 @@ var _ = Describe("Upgrading from 0.2.0 on a real cluster", Ordered, Serial, func
 		Expect(err).NotTo(HaveOccurred())
 		defer w.Stop()
 
-		By("starting the 0.3.0 operator")
+		By("starting the current operator")
 		startOperator("upgrade")
 		Eventually(func(g Gomega) {
 			d := getDeployment(g, ns, "web")
@@ -146,7 +146,7 @@ var _ = Describe("A MyApp in a namespace enforcing the restricted Pod Security S
 		Eventually(func(g Gomega) {
 			stalled := conditionOf(getMyApp(g, ns.Name, "root"), examplev1.ConditionStalled)
 			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(stalled.Reason).To(Equal(status.ReasonReplicaFailure))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonReplicaFailure))
 			g.Expect(stalled.Message).To(ContainSubstring("violates PodSecurity"))
 			g.Expect(stalled.Message).To(ContainSubstring("runAsUser"))
 		}).WithTimeout(30 * time.Second).Should(Succeed())

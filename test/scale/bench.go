@@ -72,7 +72,7 @@ type runRatios struct {
 // run's ratios, and keeps that run's heap profiles (-profiles). One run's ratio moves with
 // whatever else the machine does meanwhile.
 func measureSize(ctx context.Context, opts options, managerBin string, n int) (result, error) {
-	var runs []result
+	runs := make([]result, 0, max(opts.Runs, 1))
 	for k := range max(opts.Runs, 1) {
 		if opts.Runs > 1 {
 			log.Printf("N=%d: run %d of %d", n, k+1, opts.Runs)
@@ -139,10 +139,10 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		defer mgr.stop()
 		c.cpu.add(procManager, mgr.cmd.Process.Pid)
 		if err := measureOperator(ctx, opts, c, scraper, mgr, &res); err != nil {
-			return fmt.Errorf("N=%d: %w (manager log: %s)", n, err, mgr.logPath)
+			return fmt.Errorf("at N=%d: %w (manager log: %s)", n, err, mgr.logPath)
 		}
 		if template, err = verifyConverged(ctx, c.admin, n); err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("at N=%d: %w", n, err)
 		}
 		return nil
 	}); err != nil {
@@ -389,7 +389,7 @@ func (c *cluster) timedSteps(ctx context.Context, phase, namespace string, n int
 	var (
 		wall time.Duration
 		cpu  = cpuTimes{}
-		each []stepResult
+		each = make([]stepResult, 0, len(steps))
 	)
 	for _, s := range steps {
 		w, used, err := c.timed(func() error { return parallel(ctx, s.Count, s.Job) })

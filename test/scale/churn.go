@@ -117,7 +117,7 @@ func runChurn(ctx context.Context, opts options, managerBin string, n int) (res 
 		return res, err
 	}
 	if err := waitAllReady(ctx, c, n, workloadImage, opts.SettleTimeout); err != nil {
-		return res, fmt.Errorf("N=%d churn: %w (manager log: %s)", n, err, mgr.logPath)
+		return res, fmt.Errorf("churn at N=%d: %w (manager log: %s)", n, err, mgr.logPath)
 	}
 	res.FirstReady = time.Since(start)
 
@@ -132,7 +132,7 @@ func runChurn(ctx context.Context, opts options, managerBin string, n int) (res 
 	}
 	res.ChurnPatches = time.Since(start)
 	if err := waitAllReady(ctx, c, n, churnImage, opts.SettleTimeout); err != nil {
-		return res, fmt.Errorf("N=%d churn: %w (manager log: %s)", n, err, mgr.logPath)
+		return res, fmt.Errorf("churn at N=%d: %w (manager log: %s)", n, err, mgr.logPath)
 	}
 	res.ChurnReady = time.Since(start)
 	log.Printf("N=%d churn: all Ready on the new image after %s", n, res.ChurnReady.Round(time.Millisecond))

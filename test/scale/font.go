@@ -61,13 +61,14 @@ const (
 	glyphH = 7
 )
 
-// textWidth is how many pixels drawText uses for s at the given scale.
-func textWidth(s string, scale int) int { return len([]rune(s))*glyphW*scale - scale }
+// textWidth is how many pixels drawText uses for s.
+func textWidth(s string) int { return len([]rune(s))*glyphW*textScale - textScale }
 
 // drawText writes s (upper-cased) with its top-left corner at (x, y), each font pixel a
-// scale×scale square. Characters the font lacks are drawn as a filled box, so that a
+// textScale×textScale square. Characters the font lacks are drawn as a filled box, so that a
 // missing glyph is visible rather than silently dropped.
-func drawText(img *image.RGBA, x, y int, s string, scale int, c color.Color) {
+func drawText(img *image.RGBA, x, y int, s string, c color.Color) {
+	scale := textScale
 	for _, r := range strings.ToUpper(s) {
 		g, ok := glyphs[r]
 		for row := range glyphH {

@@ -48,8 +48,8 @@ func writePlot(path string, rep report) error {
 
 	img := image.NewRGBA(image.Rect(0, 0, panelW*len(panels)+20, plotH))
 	draw.Draw(img, img.Bounds(), &image.Uniform{C: white}, image.Point{}, draw.Src)
-	drawText(img, 20, 14, "TIME TO SETTLE VS RAW BASELINE (SECONDS)", textScale, black)
-	drawText(img, 20, 38, "GREY: RAW CLIENT   GREEN: LEAST WRITES, NO OPERATOR   BLUE: OPERATOR", textScale, grey)
+	drawText(img, 20, 14, "TIME TO SETTLE VS RAW BASELINE (SECONDS)", black)
+	drawText(img, 20, 38, "GREY: RAW CLIENT   GREEN: LEAST WRITES, NO OPERATOR   BLUE: OPERATOR", grey)
 	for i, p := range panels {
 		drawPanel(img, 10+i*panelW, p)
 	}
@@ -70,7 +70,7 @@ func drawPanel(img *image.RGBA, x0 int, p panel) {
 		settleColour, rawColour = paleBlue, light
 	}
 	centre := x0 + panelW/2
-	drawText(img, centre-textWidth(p.title, textScale)/2, 66, p.title, textScale, black)
+	drawText(img, centre-textWidth(p.title)/2, 66, p.title, black)
 	fillRect(img, x0+15, barBottom, panelW-30, 2, black) // the axis
 
 	top := max(p.raw, p.least, p.settle).Seconds()
@@ -91,16 +91,16 @@ func drawPanel(img *image.RGBA, x0 int, p panel) {
 		h := int(float64(barBottom-barTop) * b.value.Seconds() / top)
 		fillRect(img, x, barBottom-h, barW, h, b.colour)
 		value := seconds(b.value)
-		drawText(img, x+barW/2-textWidth(value, textScale)/2, barBottom-h-20, value, textScale, black)
-		drawText(img, x+barW/2-textWidth(b.label, textScale)/2, barBottom+10, b.label, textScale, black)
+		drawText(img, x+barW/2-textWidth(value)/2, barBottom-h-20, value, black)
+		drawText(img, x+barW/2-textWidth(b.label)/2, barBottom+10, b.label, black)
 	}
 	ratio := fmt.Sprintf("RATIO %.1f×", p.settle.Seconds()/p.raw.Seconds())
 	if p.least > 0 {
 		ratio += fmt.Sprintf("  LEAST %.1f×", p.least.Seconds()/p.raw.Seconds())
 	}
-	drawText(img, centre-textWidth(ratio, textScale)/2, barBottom+40, ratio, textScale, black)
+	drawText(img, centre-textWidth(ratio)/2, barBottom+40, ratio, black)
 	if p.reference {
-		drawText(img, centre-textWidth("(ISSUE 8)", textScale)/2, barBottom+66, "(ISSUE 8)", textScale, grey)
+		drawText(img, centre-textWidth("(ISSUE 8)")/2, barBottom+66, "(ISSUE 8)", grey)
 	}
 }
 

@@ -42,7 +42,7 @@ func isOperatorRequest(k requestKey) bool {
 		return false
 	}
 	// The benchmark creates the MyApps; the operator never does.
-	return !(k.Resource == "myapps" && k.Subresource == "" && k.Verb == "POST")
+	return k.Resource != "myapps" || k.Subresource != "" || k.Verb != "POST"
 }
 
 // mutatingVerbs are the verbs that change an object, as apiserver_request_total spells them:
@@ -155,6 +155,9 @@ func (c requestCounts) sortedKeys() []requestKey {
 	return keys
 }
 
-func isMutatingChild(k requestKey) bool { return mutatingVerbs[k.Verb] && k.Resource != "events" }
-func isLiveGet(k requestKey) bool       { return k.Verb == "GET" && k.Resource != "events" }
-func isEvent(k requestKey) bool         { return k.Resource == "events" }
+func isMutatingChild(k requestKey) bool { return mutatingVerbs[k.Verb] && k.Resource != eventsResource }
+func isLiveGet(k requestKey) bool       { return k.Verb == "GET" && k.Resource != eventsResource }
+func isEvent(k requestKey) bool         { return k.Resource == eventsResource }
+
+// eventsResource is the resource of core/v1 Events in the API server's request counts.
+const eventsResource = "events"

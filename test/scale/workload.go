@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,7 +96,7 @@ func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) 
 		app.Name = appName(j / 2)
 		// An owner reference needs a uid; no MyApp owns these objects, and nothing in
 		// envtest collects garbage.
-		app.UID = types.UID(uuid.NewUUID())
+		app.UID = uuid.NewUUID()
 		if j%2 == 0 {
 			return applyDeployment(ctx, c, app)
 		}
@@ -108,7 +107,7 @@ func rawBaseline(ctx context.Context, c client.Client, namespace string, n int) 
 // applyDeployment applies the MyApp's Deployment as the benchmark's client (opts: a dry run
 // for the warm-up).
 func applyDeployment(ctx context.Context, c client.Client, app *examplev1.MyApp, opts ...client.ApplyOption) error {
-	dep, err := desired.Deployment(app)
+	dep, err := desired.Deployment(app, false)
 	if err != nil {
 		return err
 	}
@@ -231,7 +230,7 @@ func warmUp(ctx context.Context, c client.Client, namespace string) error {
 	if err := c.Create(ctx, app, client.DryRunAll); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	app.UID = types.UID(uuid.NewUUID())
+	app.UID = uuid.NewUUID()
 	if err := applyDeployment(ctx, c, app, client.DryRunAll); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -24,7 +23,7 @@ import (
 // follows an update.
 var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial, func() {
 	BeforeAll(func() {
-		op := startOperator("cannotwork")
+		op := startOperator("unrunnable")
 		Eventually(op.isLeader).Should(BeTrue())
 	})
 
@@ -37,9 +36,9 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 
 		healthy := withCPU(ns, "healthy", "100m", "100m")
 		broken := withCPU(ns, "broken", "1", "1")
-		expectStalled(ns, "broken", status.ReasonReplicaFailure,
+		expectStalled(ns, "broken", examplev1.ReasonReplicaFailure,
 			"exceeded quota: compute", "requests.cpu", "A ResourceQuota of the namespace forbids the pods")
-		expectOneEvent(broken, status.ReasonReplicaFailure)
+		expectOneEvent(broken, examplev1.ReasonReplicaFailure)
 		expectFollowsUpdate(healthy)
 
 		By("raising the quota: the ReplicaSet creates the pod, and the MyApp gets Ready")
@@ -64,9 +63,9 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 
 		healthy := withCPU(ns, "healthy", "100m", "200m")
 		broken := withCPU(ns, "broken", "100m", "1")
-		expectStalled(ns, "broken", status.ReasonReplicaFailure,
+		expectStalled(ns, "broken", examplev1.ReasonReplicaFailure,
 			"maximum cpu usage per Container is 500m, but limit is 1", "A LimitRange of the namespace rejects the pods", "spec.resources")
-		expectOneEvent(broken, status.ReasonReplicaFailure)
+		expectOneEvent(broken, examplev1.ReasonReplicaFailure)
 		expectFollowsUpdate(healthy)
 	})
 
@@ -81,9 +80,9 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 		broken := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
 			Spec: examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(1)), ServiceType: examplev1.ServiceTypeNodePort}}
 		Expect(k8s.Create(ctx, broken)).To(Succeed())
-		expectStalled(ns, "broken", status.ReasonChildRejected,
+		expectStalled(ns, "broken", examplev1.ReasonChildRejected,
 			"The API server rejected Service broken", "services.nodeports", "raise the quota, or change spec.serviceType")
-		expectOneEvent(broken, status.ReasonChildRejected)
+		expectOneEvent(broken, examplev1.ReasonChildRejected)
 		Eventually(func(g Gomega) []corev1.Pod { return runningPods(g, ns, "broken") }).Should(HaveLen(1),
 			"the Deployment is applied although the Service is refused")
 		expectFollowsUpdate(healthy)

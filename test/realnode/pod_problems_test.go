@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -23,7 +22,7 @@ import (
 // MyApp, the Deployment creates its pods, and only the kubelet finds out, when it builds the
 // container (CreateContainerConfigError). The operator reads that from the pods, never from
 // the Secrets, and says it on the MyApp.
-var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label("realnode", "cannotwork"), func() {
+var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label("realnode", "pod-problems"), func() {
 	BeforeAll(func() {
 		// Applying config/default again is harmless when the other container has done it, and
 		// needed when this one runs after it (Ginkgo shuffles top-level containers), which
@@ -55,10 +54,10 @@ var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label
 			ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "ui", Key: "color"}}})
 
 		By("the kubelet failing to build the containers: the MyApps say what is missing")
-		expectStalledBy(secret, status.ReasonCreateContainerConfigError, `secret "db" not found`)
-		expectStalledBy(config, status.ReasonCreateContainerConfigError, `configmap "ui" not found`)
+		expectStalledBy(secret, examplev1.ReasonCreateContainerConfigError, `secret "db" not found`)
+		expectStalledBy(config, examplev1.ReasonCreateContainerConfigError, `configmap "ui" not found`)
 		for _, app := range []*examplev1.MyApp{secret, config} {
-			expectOneEventThroughReconciles(app, status.ReasonCreateContainerConfigError)
+			expectOneEventThroughReconciles(app, examplev1.ReasonCreateContainerConfigError)
 		}
 
 		By("the healthy neighbour gets Ready and follows an update to the next version")
@@ -79,7 +78,7 @@ var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label
 		expectReadyAndAnswering(ns, secret.Name, appVersions[0], 1)
 		expectReadyAndAnswering(ns, config.Name, appVersions[0], 1)
 		for _, app := range []*examplev1.MyApp{secret, config} {
-			Expect(countEvents(Default, app, status.ReasonCreateContainerConfigError)).To(Equal(1))
+			Expect(countEvents(Default, app, examplev1.ReasonCreateContainerConfigError)).To(Equal(1))
 		}
 	})
 })
