@@ -9,8 +9,8 @@ SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
 # The operator's version and its release date; the bundle and the catalog take them from here.
-VERSION ?= 0.3.0
-BUNDLE_CREATED_AT ?= 2026-11-22T00:00:00Z
+VERSION ?= 0.3.1
+BUNDLE_CREATED_AT ?= 2026-11-23T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 CONTAINER_TOOL ?= docker
@@ -35,6 +35,9 @@ KWOK_VERSION := $(call tool-version,kubernetes,sigs.k8s.io/kwok)
 OPERATOR_SDK_VERSION := $(call tool-version,operator-sdk,github.com/operator-framework/operator-sdk)
 OPM_VERSION := $(call tool-version,opm,github.com/operator-framework/operator-registry)
 OLM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-lifecycle-manager)
+GOLANGCI_LINT_VERSION := $(call tool-version,golangci-lint,github.com/golangci/golangci-lint/v2)
+CRD_REF_DOCS_VERSION := $(call tool-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
+PROMETHEUS_VERSION := $(call tool-version,prometheus,github.com/prometheus/prometheus)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -44,6 +47,11 @@ SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
 OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
+# Prometheus and promtool, one folder per version (the Go module's version, v0.<major><minor>.<patch>).
+PROMETHEUS_BIN ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)
+PROMTOOL ?= $(PROMETHEUS_BIN)/promtool
 PAUSE ?= $(LOCALBIN)/pause
 
 # The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
@@ -88,39 +96,62 @@ vet: ## Run go vet.
 	go vet ./...
 	go -C test vet ./...
 
-# The fuzz targets, as package:target. `go test` runs each on its seed corpus (and on the
-# inputs in the package's testdata/fuzz); make test fuzzes each for TEST_FUZZTIME more, make
-# fuzz for FUZZTIME.
+# Every Go module of the repository, linted with the one .golangci.yml.
+LINT_MODULES := . test hack/crdupgrade hack/tools/image
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
+	for m in $(LINT_MODULES); do (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+
+# The alert rules: config/prometheus/rules holds them as a Prometheus rule file, with its unit
+# tests; the PrometheusRule of config/prometheus is generated from it.
+PROMETHEUS_RULES := config/prometheus/rules/myapp-operator.rules.yaml
+.PHONY: prometheus-rules
+prometheus-rules: $(PROMTOOL) ## Check the alert rules with promtool and generate config/prometheus/prometheusrule.yaml from them.
+	$(PROMTOOL) check rules $(PROMETHEUS_RULES)
+	go run ./hack/prometheusrule -rules $(PROMETHEUS_RULES) -name alerts > config/prometheus/prometheusrule.yaml.tmp
+	mv config/prometheus/prometheusrule.yaml.tmp config/prometheus/prometheusrule.yaml
+
+.PHONY: api-docs
+api-docs: $(CRD_REF_DOCS) ## Generate the API field reference (docs/api/v1.md) from the Go types of api/v1.
+	$(CRD_REF_DOCS) --source-path=./api/v1 --config=hack/crd-ref-docs/config.yaml --renderer=markdown \
+		--output-path=docs/api/v1.md --log-level=ERROR
+
+# The fuzz targets, as package:target (a package under ./test/ is in test/'s module). `go test`
+# runs each on its seed corpus (and on the inputs in the package's testdata/fuzz); make test
+# fuzzes each for TEST_FUZZTIME more, make fuzz for FUZZTIME.
 FUZZ_TARGETS := ./internal/desired:FuzzBuilders ./internal/desired:FuzzBuildersForAnyName \
-	./internal/status:FuzzCompute ./config/argocd:FuzzHealthOnAnyObject ./config/argocd:FuzzHealthAgreesWithKstatus
+	./internal/status:FuzzCompute ./test/argocd:FuzzHealthOnAnyObject ./test/argocd:FuzzHealthAgreesWithKstatus
 TEST_FUZZTIME ?= 4s
 FUZZTIME ?= 2m
 # run-fuzz fuzzes every target for the given time: $(call run-fuzz,time).
 define run-fuzz
-for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; go test $${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
+for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; \
+	case $$pkg in ./test/*) mod=test; pkg=./$${pkg#./test/};; esac; \
+	go -C $$mod test $$pkg -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
 endef
 .PHONY: test
-test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, a short fuzz run.
+test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
 	go test ./... -coverprofile cover.out
 	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
 		go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode)
 	$(call run-fuzz,$(TEST_FUZZTIME))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
+	$(PROMTOOL) test rules config/prometheus/rules/*_test.yaml
 
 .PHONY: fuzz
 fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
 	$(call run-fuzz,$(FUZZTIME))
 
 .PHONY: test-all
-test-all: verify test test-e2e test-olm test-olmv1 test-realnode ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node. What .ci/run runs.
+test-all: verify test test-e2e test-olm test-olmv1 test-realnode test-catalog ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt bundle catalog crd-upgrade-check check-operatorhub $(OPERATOR_SDK) ## Regenerate code, manifests, bundle, catalog and go.sum; fail if that changes a committed file, the bundle gets a warning or the operator's dependencies leave the control plane's versions.
+verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint $(OPERATOR_SDK) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -168,6 +199,10 @@ docker-push: ## Push the manager image.
 # The same image as the Dockerfile's, built with no container tool: the static manager binary
 # as /manager, user 65532, the user database and /tmp of a distroless static base.
 IMAGES_DIR ?= $(LOCALBIN)/images
+# Static builds of tools that go into images (see their rules under OLM bundle and catalog).
+STATIC_OPM := $(IMAGES_DIR)/opm-$(OPM_VERSION)
+GRPC_HEALTH_PROBE_VERSION := $(call tool-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
+STATIC_GRPC_HEALTH_PROBE := $(IMAGES_DIR)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 .PHONY: image-build
 image-build: $(IMAGE_TOOL) ## Build the manager image IMG without Docker into bin/images/manager.tar; PUSH=1 also pushes it.
 	mkdir -p $(IMAGES_DIR)
@@ -187,14 +222,17 @@ install: manifests $(KUSTOMIZE) $(KUBECTL) ## Install the CRD into the cluster o
 uninstall: manifests $(KUSTOMIZE) $(KUBECTL) ## Remove the CRD (and every MyApp) from the cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
+# config/default; config/monitoring adds a ServiceMonitor and a PrometheusRule (they need the
+# Prometheus Operator's CRDs).
+DEPLOY_CONFIG ?= config/default
 .PHONY: deploy
-deploy: manifests $(KUSTOMIZE) $(KUBECTL) ## Deploy the operator with kustomize (image IMG).
+deploy: manifests $(KUSTOMIZE) $(KUBECTL) ## Deploy the operator with kustomize (image IMG; DEPLOY_CONFIG=config/monitoring adds its ServiceMonitor and alerts).
 	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: $(KUSTOMIZE) $(KUBECTL) ## Remove the operator deployed with kustomize.
-	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ OLM bundle and catalog
 
@@ -227,7 +265,7 @@ bundle-push: ## Push the bundle image.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
-RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0
+RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0
 
 # The published repository of the bundle images; catalog/ names each bundle by digest in it.
 BUNDLE_REPO ?= $(IMAGE_TAG_BASE)-bundle
@@ -254,28 +292,41 @@ catalog-from-dirs: $(OPM)
 	$(OPM) validate $(CATALOG_DIRS_OUT)
 
 # The CRD upgrade-safety gate: OLM v1's rules (sigs.k8s.io/crdify, configured as OLM v1's
-# preflight) between the CRD of the previous release and the current one, with the reviewed
-# exceptions of that upgrade (hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml).
-PREVIOUS_RELEASE ?= 0.2.0
+# preflight) between the CRD of each release a user may upgrade from (the catalog's skipRange
+# lets 0.2.0 jump to the current version) and the current one, with the reviewed exceptions of
+# that upgrade (hack/crdupgrade/from-<release>.yaml).
+UPGRADE_FROM ?= 0.2.0 0.3.0
 CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
 .PHONY: crd-upgrade-check
-crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from releases/PREVIOUS_RELEASE that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
+crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from a release of UPGRADE_FROM that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
 	cd hack/crdupgrade && go build -o $(CRDUPGRADE) .
-	$(CRDUPGRADE) -old releases/$(PREVIOUS_RELEASE)/manifests/example.com_myapps.yaml \
-		-new config/crd/bases/example.com_myapps.yaml -exceptions hack/crdupgrade/from-$(PREVIOUS_RELEASE).yaml
+	for from in $(UPGRADE_FROM); do \
+		$(CRDUPGRADE) -old releases/$$from/manifests/example.com_myapps.yaml \
+			-new config/crd/bases/example.com_myapps.yaml -exceptions hack/crdupgrade/from-$$from.yaml || exit 1; \
+	done
 
 .PHONY: catalogcheck
 catalogcheck: | $(LOCALBIN)
 	go build -o $(CATALOG_CHECK) ./hack/catalogcheck
 	rm -f catalog.Dockerfile && $(OPM) generate dockerfile catalog -i quay.io/operator-framework/opm:$(OPM_VERSION) -b quay.io/operator-framework/opm:$(OPM_VERSION)
 
+# The catalog image, built with no container tool: what catalog.Dockerfile describes, opm's
+# serving image with catalog/ at /configs, from static builds of opm and grpc_health_probe (the
+# registry pod's probes exec it). opm builds its serve cache in /tmp when it starts, as the
+# image's non-root user: a cache built here would belong to root, and opm opens it read-write. Into bin/images/catalog.tar; PUSH=1 also pushes it.
 .PHONY: catalog-build
-catalog-build: ## Build the catalog image (needs a container tool).
-	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
+catalog-build: $(IMAGE_TOOL) $(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) ## Build the catalog image CATALOG_IMG without Docker into bin/images/catalog.tar; PUSH=1 also pushes it.
+	$(IMAGE_TOOL) build --tag $(CATALOG_IMG) --add $(STATIC_OPM):/bin/opm --add $(STATIC_GRPC_HEALTH_PROBE):/bin/grpc_health_probe \
+		--add catalog:/configs --label operators.operatorframework.io.index.configs.v1=/configs --env PATH=/bin \
+		--entrypoint /bin/opm,serve,/configs,--cache-dir=/tmp/cache,--cache-enforce-integrity=false --output $(IMAGES_DIR)/catalog.tar $(if $(filter 1,$(PUSH)),--push)
 
 .PHONY: catalog-push
-catalog-push: ## Push the catalog image.
-	$(CONTAINER_TOOL) push $(CATALOG_IMG)
+catalog-push: ## Push the catalog image CATALOG_IMG.
+	$(MAKE) --no-print-directory catalog-build PUSH=1
+
+.PHONY: catalog-docker-build
+catalog-docker-build: ## Build the catalog image from catalog.Dockerfile with a container tool.
+	$(CONTAINER_TOOL) build -f catalog.Dockerfile -t $(CATALOG_IMG) .
 
 ##@ Local cluster (real control plane; kwok-simulated nodes, or a real node with NODE=real; no Docker)
 
@@ -383,7 +434,7 @@ E2E_FLAGS ?=
 # The manager binary the end-to-end suite runs (make mutation-check passes broken ones).
 E2E_MANAGER ?= $(CURDIR)/bin/manager
 .PHONY: test-e2e
-test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## End-to-end tests on a fresh local cluster, the operator run as a separate process.
+test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus ## End-to-end tests on a fresh local cluster, the operator run as a separate process, a real Prometheus on its metrics.
 	$(call on-own-cluster,$(E2E_STATE),e2e-run)
 
 .PHONY: e2e-run
@@ -392,16 +443,19 @@ e2e-run:
 	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) E2E_LOCALCLUSTER=$(LOCALBIN)/localcluster \
+		E2E_PROMETHEUS=$(PROMETHEUS_BIN)/prometheus \
 		go -C test test ./e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 
 # make mutation-check (not in CI; see hack/mutation-check.sh): builds deliberately broken
-# managers (internal/controller/mutation.go) and runs the suites that must catch each one,
-# the envtest suite and a focused end-to-end story, on a cluster of its own. It fails if a
-# broken manager passes. MUTANTS="no-status hot-loop" runs some; SKIP_E2E=1 only envtest.
+# managers (the patches of hack/mutants/, applied to scratch copies through go build -overlay,
+# never to the source) and runs the suites that must catch each one, the envtest suite and a
+# focused end-to-end story, on a cluster of its own. It fails if a broken manager passes, or if
+# the release binary holds anything of a mutant. MUTANTS="no-status hot-loop" runs some;
+# SKIP_E2E=1 only envtest.
 MUTATION_STATE ?= $(CURDIR)/.localcluster-mutation
 .PHONY: mutation-check
-mutation-check: manifests $(ENVTEST_DEPS) $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) ## Show that the suites fail against deliberately broken managers (not in CI, ~10 min).
+mutation-check: manifests $(ENVTEST_DEPS) $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus ## Show that the suites fail against deliberately broken managers (not in CI, ~10 min).
 	hack/mutation-check.sh
 
 .PHONY: mutation-e2e
@@ -412,18 +466,21 @@ mutation-e2e:
 # local cluster of its own.
 OLM_STATE ?= $(CURDIR)/.localcluster-olm
 OLM_FLAGS ?=
-# The source of 0.2.0 as released (its bundle is releases/0.2.0's, byte for byte): the upgrade
-# test runs that manager under 0.2.0's CSV, so that MyApps are served before, through and
-# after OLM's upgrade to 0.3.0. Built from git history, once per commit.
-PREVIOUS_VERSION := 0.2.0
-PREVIOUS_VERSION_COMMIT := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
-PREVIOUS_MANAGER := $(LOCALBIN)/manager-v$(PREVIOUS_VERSION)-$(PREVIOUS_VERSION_COMMIT)
-$(PREVIOUS_MANAGER): | $(LOCALBIN)
-	@echo "Building the $(PREVIOUS_VERSION) manager from commit $(PREVIOUS_VERSION_COMMIT) (once)"
-	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(PREVIOUS_VERSION_COMMIT) | tar -x -C "$$src" && \
+# The managers of the releases the upgrade tests start from, built from git history at the
+# commit each was released from (their bundles are releases/<version>'s, byte for byte), once
+# per commit: the upgrade tests run them under their own CSVs, so that MyApps are served
+# before, through and after OLM's upgrade to this version.
+RELEASE_COMMIT_0.2.0 := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
+RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
+released-manager = $(LOCALBIN)/manager-v$(1)-$(RELEASE_COMMIT_$(1))
+MANAGER_0_2_0 := $(call released-manager,0.2.0)
+MANAGER_0_3_0 := $(call released-manager,0.3.0)
+$(LOCALBIN)/manager-v%: | $(LOCALBIN)
+	@echo "Building the manager of release $(firstword $(subst -, ,$*)) from commit $(lastword $(subst -, ,$*)) (once)"
+	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
 		(cd "$$src" && go build -o $@ ./cmd/main.go)
 .PHONY: test-olm
-test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(PREVIOUS_MANAGER) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it.
+test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0 and 0.3.0.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -433,7 +490,7 @@ olm-run:
 	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
-		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_PREVIOUS_MANAGER=$(PREVIOUS_MANAGER) \
+		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
 		go -C test test ./olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
@@ -445,14 +502,14 @@ OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
 .PHONY: test-olmv1
-test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(PREVIOUS_MANAGER) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
 .PHONY: olmv1-run
 olmv1-run:
 	$(LOCALCLUSTER) up
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
-		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(PREVIOUS_MANAGER) \
+		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
 		go -C test test ./olmv1/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
@@ -461,7 +518,7 @@ olmv1-run:
 # registry, deployed with kustomize onto the real node of a local cluster of its own, and a
 # MyApp of the test app (test/app, one image per version) that really runs.
 REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
-# e.g. REALNODE_FLAGS='-ginkgo.label-filter=cannotwork' runs one story (the images are built all the same).
+# e.g. REALNODE_FLAGS='-ginkgo.label-filter=pod-problems' runs one story (the images are built all the same).
 REALNODE_FLAGS ?=
 TEST_APP_VERSIONS := v1 v2
 # scorecard-test, opm and OLM's cpb in images need static binaries. Linking their cgo builds
@@ -500,6 +557,39 @@ realnode-run:
 		go -C test test ./realnode/ -v -count=1 -timeout 15m -ginkgo.v $(REALNODE_FLAGS)
 	$(LOCALCLUSTER) status
 
+# The catalog test: the operator installed from the catalog image, as a user installs it from
+# OperatorHub, on the real node of a local cluster of its own, with OLM v0 and then OLM v1 (both
+# out of cluster; their registry pod, unpack Jobs and the manager's pods run on the node). Every
+# image is pushed to the cluster's registry under example.com/, which the node's containerd and
+# OLM v1's catalogd take as the mirror of example.com: catalog/, the bundles and config/olm* are
+# used unchanged. Two MyApps of the test app serve a steady stream of requests through each
+# upgrade, from 0.2.0 to this version.
+CATALOG_TEST_STATE ?= $(CURDIR)/.localcluster-catalog
+CATALOG_TEST_FLAGS ?=
+.PHONY: test-catalog
+test-catalog: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLMV1_BIN)/operator-controller ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps.
+	$(call on-own-cluster,$(CATALOG_TEST_STATE),catalog-run NODE=real)
+
+.PHONY: catalog-run
+catalog-run:
+	$(LOCALCLUSTER) up
+	reg=$$($(LOCALCLUSTER) registry); pub=$$reg/example.com; \
+	$(MAKE) --no-print-directory image-build IMG=$$pub/myapp-operator:v$(VERSION) PUSH=1; \
+	$(MAKE) --no-print-directory released-manager-images REGISTRY=$$pub; \
+	hack/catalog/push-bundles.sh $(IMAGE_TOOL) $$reg $(BUNDLE_REPO) $(RELEASED_BUNDLES) $(BUNDLE_DIR) >/dev/null; \
+	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$$pub/myapp-operator-catalog:latest PUSH=1; \
+	$(MAKE) --no-print-directory olm-images REGISTRY=$$reg; \
+	for v in $(TEST_APP_VERSIONS); do \
+		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app; \
+		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
+	done; \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_REGISTRY=$$reg E2E_APP_IMAGE=$$reg/myapp-test-app \
+		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
+		E2E_OPM_IMAGE=$$reg/opm:local E2E_OLM_UTIL_IMAGE=$$reg/olm-util:local \
+		E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
+		go -C test test ./catalog/ -v -count=1 -timeout 30m -ginkgo.v $(CATALOG_TEST_FLAGS)
+	$(LOCALCLUSTER) status
+
 # The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot
 # be pulled offline, pushed to REGISTRY: the bundle (bundle/, its CSV naming the manager image
 # in REGISTRY), an index image (opm and a shell, an empty file-based catalog), the registry
@@ -507,24 +597,54 @@ realnode-run:
 # cpb). opm and cpb are linked statically from their cgo builds, as scorecard-test is.
 RUN_BUNDLE_DIR = $(IMAGES_DIR)/run-bundle
 .PHONY: run-bundle-images
-run-bundle-images: $(IMAGE_TOOL)
-	rm -rf $(RUN_BUNDLE_DIR) && mkdir -p $(RUN_BUNDLE_DIR)/configs && touch $(RUN_BUNDLE_DIR)/configs/.indexignore
-	cd hack/tools/opm && go build -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
-		-o $(RUN_BUNDLE_DIR)/opm github.com/operator-framework/operator-registry/cmd/opm
-	cd hack/tools/olm && go build $(STATIC_CGO_LDFLAGS) -o $(RUN_BUNDLE_DIR)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
+run-bundle-images: olm-images
+	rm -rf $(RUN_BUNDLE_DIR) && mkdir -p $(RUN_BUNDLE_DIR)
 	cp -r $(BUNDLE_DIR) $(RUN_BUNDLE_DIR)/bundle
 	sed -i 's|$(IMG)|$(REGISTRY)/myapp-operator:v$(VERSION)|g' $(RUN_BUNDLE_DIR)/bundle/manifests/*.clusterserviceversion.yaml
 	$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator-bundle:v$(VERSION) --push \
 		$(foreach d,manifests metadata tests,--add $(RUN_BUNDLE_DIR)/bundle/$(d):/$(d)) \
 		$$(awk '/^annotations:/ {a=1; next} a && /^  [^ #]/ {sub(/^  /, ""); k=$$0; sub(/:.*/, "", k); v=$$0; sub(/^[^:]*: */, "", v); print "--label " k "=" v}' \
 			$(BUNDLE_DIR)/metadata/annotations.yaml)
+
+# The images OLM v0 runs on a node and that cannot be pulled offline, pushed to REGISTRY: an
+# index image (opm and a shell, an empty file-based catalog; also OLM's opm image for unpacking
+# bundles), the registry pod's decompression image and OLM's util image (busybox's shell, cat,
+# gzip and cp; OLM's cpb).
+OLM_IMAGES_DIR = $(IMAGES_DIR)/olm
+.PHONY: olm-images
+olm-images: $(IMAGE_TOOL) $(STATIC_OPM)
+	rm -rf $(OLM_IMAGES_DIR) && mkdir -p $(OLM_IMAGES_DIR)/configs && touch $(OLM_IMAGES_DIR)/configs/.indexignore
+	cd hack/tools/olm && go build $(STATIC_CGO_LDFLAGS) -o $(OLM_IMAGES_DIR)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	$(IMAGE_TOOL) build --tag $(REGISTRY)/busybox:local --push --add /bin/busybox:/bin/busybox \
 		$(foreach t,sh cat gzip cp,--link /bin/$(t)=busybox)
-	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(RUN_BUNDLE_DIR)/opm:/bin/opm \
-		--add /bin/busybox:/bin/busybox --link /bin/sh=busybox --add $(RUN_BUNDLE_DIR)/configs:/configs \
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(STATIC_OPM):/bin/opm \
+		--add /bin/busybox:/bin/busybox --link /bin/sh=busybox --add $(OLM_IMAGES_DIR)/configs:/configs \
 		--label operators.operatorframework.io.index.configs.v1=/configs
-	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(RUN_BUNDLE_DIR)/cpb:/bin/cpb \
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(OLM_IMAGES_DIR)/cpb:/bin/cpb \
 		--add /bin/busybox:/bin/busybox --link /bin/cp=busybox
+
+# Static builds for images. opm and cpb link their cgo builds statically, as scorecard-test is;
+# grpc_health_probe has no cgo.
+$(STATIC_OPM):
+	mkdir -p $(IMAGES_DIR)
+	cd hack/tools/opm && go build -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
+		-o $@ github.com/operator-framework/operator-registry/cmd/opm
+$(STATIC_GRPC_HEALTH_PROBE):
+	mkdir -p $(IMAGES_DIR)
+	cd hack/tools/grpc-health-probe && CGO_ENABLED=0 go build -trimpath -o $@ github.com/grpc-ecosystem/grpc-health-probe
+
+# The manager images of the releases the upgrade tests start from, pushed to REGISTRY as the
+# bundles of releases/ name them (example.com/myapp-operator:v<version>, under REGISTRY):
+# static builds of the commit each was released from, in the image image-build makes.
+RELEASED_VERSIONS := 0.2.0 0.3.0
+.PHONY: released-manager-images
+released-manager-images: $(IMAGE_TOOL) $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
+	$(foreach v,$(RELEASED_VERSIONS),$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator:v$(v) \
+		--add $(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)):/manager --entrypoint /manager --user 65532:65532 --push;)
+$(IMAGES_DIR)/manager-v%:
+	mkdir -p $(IMAGES_DIR)
+	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
+		(cd "$$src" && CGO_ENABLED=0 GOOS=linux go build -trimpath -o $@ ./cmd/main.go)
 
 ##@ Tools (built from source into bin/)
 
@@ -535,6 +655,13 @@ $(CONTROLLER_GEN): | $(LOCALBIN)
 	$(call go-build-tool,controller-gen,$@,sigs.k8s.io/controller-tools/cmd/controller-gen)
 $(KUSTOMIZE): | $(LOCALBIN)
 	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-build-tool,golangci-lint,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+$(CRD_REF_DOCS): | $(LOCALBIN)
+	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
+# Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
+$(PROMTOOL) $(PROMETHEUS_BIN)/prometheus &: | $(LOCALBIN)
+	$(call go-build-tool,prometheus,$(PROMETHEUS_BIN)/,github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
 # Built from source, operator-sdk would call itself "unknown" in the bundle's metadata.
 SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
 $(OPERATOR_SDK): | $(LOCALBIN)

@@ -61,7 +61,7 @@ func main() {
 	fs.IntVar(&o.Nodes, "nodes", -1, "number of simulated nodes (default 2 with --node=kwok, 0 with --node=real)")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|restart etcd|kube-apiserver|registry|registry-tls|start-operator [-- operator args]")
+		_, _ = fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|restart etcd|kube-apiserver|registry|registry-tls|start-operator [-- operator args]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])

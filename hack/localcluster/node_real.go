@@ -180,10 +180,21 @@ func (r *realNode) startRegistry(ctx context.Context, certs pki) error {
 	return os.WriteFile(registryAddressPath(r.o), []byte(addr+"\n"), 0o644)
 }
 
+// PublishedRegistry is the registry the project's images are published under
+// (example.com/myapp-operator, -bundle, -catalog); on the real node it is a mirror of
+// registry-address/example.com/.
+const PublishedRegistry = "example.com"
+
 func (r *realNode) startContainerd(ctx context.Context, pauseImage string) error {
 	// containerd reaches our registry over plain HTTP, and its HTTPS address trusting our CA.
 	ca := filepath.Join(r.o.StateDir, "pki", "ca.crt")
+	// Images named example.com/..., as the project publishes them (the bundles' CSVs, catalog/),
+	// come from our registry's example.com/ repositories: a mirror whose path replaces the
+	// upstream's, as in a disconnected cluster.
+	mirror := "http://" + registryAddress(r.o) + "/v2/" + PublishedRegistry
 	for reg, hosts := range map[string]string{
+		PublishedRegistry: fmt.Sprintf("server = %q\n\n[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  override_path = true\n",
+			"https://"+PublishedRegistry, mirror),
 		registryAddress(r.o): fmt.Sprintf("server = %q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n",
 			"http://"+registryAddress(r.o)),
 		readAddress(registryTLSAddressPath(r.o)): fmt.Sprintf("server = %q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n  ca = %q\n",

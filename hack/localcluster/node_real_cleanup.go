@@ -102,7 +102,7 @@ func criReady(ctx context.Context, socket string) bool {
 	if err != nil {
 		return false
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	st, err := rt.Status(ctx, &runtimeapi.StatusRequest{})
@@ -127,7 +127,7 @@ func (r *realNode) stopPods() {
 	if err != nil {
 		return
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	list, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
@@ -148,9 +148,8 @@ func (r *realNode) stopPods() {
 // cleanup removes what the node left on this machine once its processes are stopped. It
 // goes on past a failure and reports them all.
 func (r *realNode) cleanup() error {
-	var errs []error
 	killLeftovers(r.socket())
-	errs = append(errs, r.kubeProxyCleanup())
+	errs := []error{r.kubeProxyCleanup()}
 	for _, ipt := range []string{"iptables", "ip6tables"} {
 		errs = append(errs, removeChains(ipt, "filter", isKubeletChain), removeChains(ipt, "mangle", isKubeletChain),
 			removeChains(ipt, "nat", isKubeletChain), removeChains(ipt, "nat", isOurCNIChain))
@@ -397,7 +396,7 @@ func unmountUnder(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var points []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

@@ -40,7 +40,7 @@ func start(o Options, name, binary string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -114,7 +114,7 @@ func components(o Options) []string {
 // nothing, and when the component itself is gone it signals only the members of its group
 // that are left (see survivors).
 func stop(o Options, name string, grace time.Duration) {
-	defer os.Remove(pidPath(o, name))
+	defer func() { _ = os.Remove(pidPath(o, name)) }()
 	rec, ok := recordOf(o, name)
 	if !ok {
 		if pid := legacyPid(o, name); pid > 0 {
@@ -169,7 +169,7 @@ func freePortOn(ip string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -249,7 +249,7 @@ func tail(path string, n int) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1024*1024), 1024*1024)

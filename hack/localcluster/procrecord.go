@@ -99,7 +99,7 @@ func survivors(r procRecord) []int {
 		return nil
 	}
 	entries, _ := os.ReadDir(procRoot)
-	var pids []int
+	pids := make([]int, 0, len(entries))
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {

@@ -185,7 +185,7 @@ func TestStartOnFreePortsPicksAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
+	defer func() { _ = taken.Close() }()
 	takenPort := taken.Addr().(*net.TCPAddr).Port
 	picks := 0
 	pickPorts = func(ip string, n int) ([]int, error) {

@@ -94,6 +94,6 @@ func markLog(o Options, name, line string) {
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	_, _ = fmt.Fprintln(f, line)
 }

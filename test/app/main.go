@@ -3,7 +3,12 @@
 // -ldflags "-X main.version=..."), and `/readyz` and `/healthz` with "ok". It writes no file,
 // so it runs as any user on a read-only root filesystem.
 //
-//	app [--port N]    the port defaults to $PORT, then 8080
+//	app [--port N] [--shutdown-delay D]
+//
+// The port defaults to $PORT, then 8080. On SIGTERM the app keeps serving for the shutdown
+// delay (default $SHUTDOWN_DELAY, then 0) before it stops listening: a pod being removed from a
+// Service still receives connections until every node's proxy has dropped its endpoint, so an
+// app that must lose no request waits that long, as Kubernetes' pod termination docs advise.
 package main
 
 import (
@@ -25,6 +30,7 @@ var version = "dev"
 
 func main() {
 	port := flag.Int("port", defaultPort(), "TCP port to serve on (default: $PORT, else 8080)")
+	delay := flag.Duration("shutdown-delay", defaultShutdownDelay(), "how long to keep serving after SIGTERM (default: $SHUTDOWN_DELAY, else 0)")
 	flag.Parse()
 
 	hostname, _ := os.Hostname()
@@ -34,9 +40,9 @@ func main() {
 			http.NotFound(w, r)
 			return
 		}
-		fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
+		_, _ = fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
 	})
-	ok := func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") }
 	mux.HandleFunc("/readyz", ok)
 	mux.HandleFunc("/healthz", ok)
 
@@ -45,6 +51,8 @@ func main() {
 	defer stop()
 	go func() {
 		<-ctx.Done()
+		log.Printf("stopping in %s", *delay)
+		time.Sleep(*delay)
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
@@ -60,4 +68,12 @@ func defaultPort() int {
 		return p
 	}
 	return 8080
+}
+
+func defaultShutdownDelay() time.Duration {
+	d, err := time.ParseDuration(os.Getenv("SHUTDOWN_DELAY"))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }

@@ -1,0 +1,330 @@
+package catalog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/myapp-operator/internal/testutil"
+	"github.com/example/myapp-operator/test/olmv1env"
+)
+
+const (
+	pkg          = "myapp-operator"
+	csv020       = "myapp-operator.v0.2.0"
+	currentCSV   = "myapp-operator.v0.3.1"
+	current      = "0.3.1"
+	operatorName = "myapp-operator-controller-manager" // the manager's Deployment and ServiceAccount
+	crdName      = "myapps.example.com"
+	// The namespaces of config/olm (OwnNamespace: the operator and its MyApps) and of
+	// config/olmv1 (the operator; its MyApps live anywhere).
+	olmNS        = "myapp-operator"
+	olmv1NS      = "myapp-operator-system"
+	olmv1AppNS   = "team-a"
+	catalogNS    = "olm" // config/olm/catalogsource.yaml
+	catalogName  = "myapp-operator-catalog"
+	managerImage = "example.com/myapp-operator:v" // + version: as the bundles name it
+)
+
+var (
+	olmSamples   = filepath.Join(repoRoot, "config", "olm")
+	olmv1Samples = filepath.Join(repoRoot, "config", "olmv1")
+)
+
+// Both stories run on one cluster, one after the other: each removes the CRD it leaves, so
+// that the next installs it as its own.
+var _ = Describe("Installing from the catalog image", Ordered, func() {
+	It("OLM v0: serves the catalog image from a registry pod, installs 0.2.0 with a manually approved Subscription, upgrades to the current version while two MyApps serve every request, and uninstalls and reinstalls without restarting their pods", func() {
+		kube := olmv1env.Env{K8s: k8s, Kubeconfig: kubeconfig, LogDir: logDir}
+		By("starting OLM v0's olm and catalog operators, out of cluster, with images built here for unpacking bundles")
+		crds, err := filepath.Glob(filepath.Join(env["E2E_OLM_CRDS"], "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(crds).NotTo(BeEmpty())
+		for _, f := range crds {
+			kube.ApplyFile(f, nil)
+		}
+		Eventually(func(g Gomega) {
+			list := &apiextensionsv1.CustomResourceDefinitionList{}
+			g.Expect(k8s.List(ctx, list)).To(Succeed())
+			for _, crd := range list.Items {
+				g.Expect(crd.Status.Conditions).To(ContainElement(And(
+					HaveField("Type", apiextensionsv1.Established), HaveField("Status", apiextensionsv1.ConditionTrue))), crd.Name)
+			}
+		}).Should(Succeed())
+		kube.ApplyYAML("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + catalogNS + "\n")
+		run("olm", filepath.Join(env["E2E_OLM_BIN"], "olm"), "--namespace="+catalogNS, "--writeStatusName=",
+			"--writePackageServerStatusName=")
+		// The catalog operator dials the registry pod by its Service's cluster DNS name, which
+		// only a process in the cluster resolves: out of cluster, it runs with a hosts file of
+		// its own (bound over /etc/hosts in a mount namespace) that names the Service's cluster
+		// IP once OLM has made the Service.
+		hosts := filepath.Join(GinkgoT().TempDir(), "hosts")
+		Expect(os.WriteFile(hosts, []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o644)).To(Succeed())
+		run("catalog", "unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /etc/hosts && exec "$@"`,
+			hosts, filepath.Join(env["E2E_OLM_BIN"], "catalog"), "--namespace="+catalogNS, "--writeStatusName=",
+			"--kubeconfig="+kubeconfig, "--util-image="+env["E2E_OLM_UTIL_IMAGE"], "--opmImage="+env["E2E_OPM_IMAGE"])
+
+		By("applying config/olm/catalogsource.yaml: its registry pod serves the catalog image on the real node")
+		started := time.Now()
+		kube.ApplyFile(filepath.Join(olmSamples, "catalogsource.yaml"), nil)
+		keepHostsFile(hosts, catalogNS, catalogName)
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(catalogNS), client.MatchingLabels{"olm.catalogSource": catalogName})).To(Succeed())
+			g.Expect(pods.Items).NotTo(BeEmpty())
+			for _, p := range pods.Items {
+				g.Expect(p.Spec.NodeName).To(Equal(realNodeName))
+				g.Expect(p.Spec.Containers[0].Image).To(Equal("example.com/myapp-operator-catalog:latest"))
+				g.Expect(isReady(p)).To(BeTrue(), "registry pod %s: %v", p.Name, p.Status.ContainerStatuses)
+			}
+			cs := &operatorsv1alpha1.CatalogSource{}
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: catalogNS, Name: catalogName}, cs)).To(Succeed())
+			g.Expect(cs.Status.GRPCConnectionState).NotTo(BeNil())
+			g.Expect(cs.Status.GRPCConnectionState.LastObservedState).To(Equal("READY"))
+		}).Should(Succeed())
+		AddReportEntry("OLM v0 CatalogSource serving", since(started))
+
+		By("applying config/olm's OperatorGroup and its Subscription, starting at 0.2.0 with manual approval")
+		kube.ApplyFile(filepath.Join(olmSamples, "operatorgroup.yaml"), nil)
+		subscribe := func(startingCSV string) {
+			kube.ApplyFile(filepath.Join(olmSamples, "subscription.yaml"), func(u *unstructured.Unstructured) {
+				Expect(unstructured.SetNestedField(u.Object, string(operatorsv1alpha1.ApprovalManual), "spec", "installPlanApproval")).To(Succeed())
+				if startingCSV != "" {
+					Expect(unstructured.SetNestedField(u.Object, startingCSV, "spec", "startingCSV")).To(Succeed())
+				}
+			})
+		}
+		started = time.Now()
+		subscribe(csv020)
+		approveAndComplete(csv020)
+		expectSucceeded(csv020)
+		expectManagerPod(olmNS, "0.2.0")
+		AddReportEntry("OLM v0 install of 0.2.0 from the catalog", since(started))
+
+		By("checking that OLM unpacked the bundle images with its Job on the real node")
+		jobs := &batchv1.JobList{}
+		Expect(k8s.List(ctx, jobs, client.InNamespace(catalogNS))).To(Succeed())
+		Expect(slices.ContainsFunc(jobs.Items, func(j batchv1.Job) bool { return j.Status.Succeeded > 0 })).To(BeTrue(),
+			"no unpack Job succeeded in %s", catalogNS)
+
+		By("running two MyApps on 0.2.0 and sending each a steady stream of requests")
+		createApps(olmNS)
+		urls := expectAppsServing(olmNS)
+		streams := startAppTraffic(urls)
+		started = time.Now()
+
+		By("approving the upgrade to the current version: OLM replaces the operator, which migrates the apps' selector")
+		approveAndComplete(currentCSV)
+		expectSucceeded(currentCSV)
+		expectCSVGone(csv020)
+		expectManagerPod(olmNS, current)
+		AddReportEntry("OLM v0 upgrade from 0.2.0 (approval to the new manager running)", since(started))
+		expectMigrated(olmNS)
+		AddReportEntry("OLM v0 upgrade from 0.2.0 (approval to both MyApps migrated)", since(started))
+		stopAppTraffic("OLM v0 upgrade", streams, started)
+
+		By("uninstalling as the OLM docs say, deleting the Subscription and the CSV: the apps keep serving")
+		before := podRestarts(Default, olmNS)
+		streams = startAppTraffic(urls)
+		started = time.Now()
+		deleteAndWait(&operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: pkg}})
+		deleteAndWait(&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: currentCSV}})
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: operatorName}, &appsv1.Deployment{}))
+		}).Should(BeTrue(), "the operator's Deployment should go with its CSV")
+		Consistently(func(g Gomega) {
+			g.Expect(podRestarts(g, olmNS)).To(Equal(before))
+		}).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+
+		By("reinstalling from the catalog: the current operator adopts the apps without restarting a pod")
+		subscribe("")
+		approveAndComplete(currentCSV)
+		expectSucceeded(currentCSV)
+		expectManagerPod(olmNS, current)
+		requestReconcile(olmNS)
+		Expect(podRestarts(Default, olmNS)).To(Equal(before), "no pod may be replaced or restarted")
+		stopAppTraffic("OLM v0 uninstall and reinstall", streams, started)
+
+		By("uninstalling again and removing the CRD, which OLM v0 leaves, for the OLM v1 story")
+		deleteAndWait(&operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: pkg}})
+		deleteAndWait(&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: currentCSV}})
+		deleteAndWait(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+		deleteAndWait(&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: catalogNS, Name: catalogName}})
+	})
+
+	It("OLM v1: a ClusterCatalog pulls the catalog image, a ClusterExtension installs 0.2.0 and upgrades to the current version with the documented preflight step while two MyApps serve every request", func() {
+		work, err := os.MkdirTemp("", "catalog-test-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, work)
+		olm := olmv1env.Env{K8s: k8s, Kubeconfig: kubeconfig, LogDir: logDir, Work: work}
+		By("starting catalogd and operator-controller out of cluster; they pull example.com/ from the cluster's registry")
+		olm.Start(env["E2E_OLMV1_BIN"], env["E2E_OLMV1_CRDS"], env["E2E_REGISTRY"])
+
+		By("applying config/olmv1 as a user would: the ClusterCatalog and the installer account")
+		started := time.Now()
+		olm.ApplyFile(filepath.Join(olmv1Samples, "namespace.yaml"), nil)
+		olm.ApplyFile(filepath.Join(olmv1Samples, "installer-rbac.yaml"), nil)
+		olm.ApplyFile(filepath.Join(olmv1Samples, "clustercatalog.yaml"), nil)
+		Eventually(func(g Gomega) {
+			cat := olm.Get(g, "ClusterCatalog", catalogName)
+			g.Expect(olmv1env.Condition(cat, "Serving")).To(HaveField("Status", metav1.ConditionTrue), "%v", olmv1env.Conditions(cat))
+		}).Should(Succeed())
+		AddReportEntry("OLM v1 ClusterCatalog serving", since(started))
+
+		By("installing 0.2.0: the sample ClusterExtension, pinned to 0.2.0")
+		started = time.Now()
+		olm.ApplyFile(filepath.Join(olmv1Samples, "clusterextension.yaml"), func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, "0.2.0", "spec", "source", "catalog", "version")).To(Succeed())
+		})
+		olm.ExpectInstalled("0.2.0")
+		expectManagerPod(olmv1NS, "0.2.0")
+		AddReportEntry("OLM v1 install of 0.2.0 from the catalog", since(started))
+
+		By("running two MyApps on 0.2.0 and sending each a steady stream of requests")
+		olm.ApplyYAML("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + olmv1AppNS + "\n")
+		createApps(olmv1AppNS)
+		urls := expectAppsServing(olmv1AppNS)
+		streams := startAppTraffic(urls)
+		started = time.Now()
+
+		By("upgrading to the current version with the documented preflight step: OLM v1 replaces the operator, which migrates the apps")
+		olm.PatchExtension(`{"spec":{"source":{"catalog":{"version":"` + current + `"}},` +
+			`"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}`)
+		olm.ExpectInstalled(current)
+		expectManagerPod(olmv1NS, current)
+		AddReportEntry("OLM v1 upgrade from 0.2.0 (patch to the new manager running)", since(started))
+		expectMigrated(olmv1AppNS)
+		AddReportEntry("OLM v1 upgrade from 0.2.0 (patch to both MyApps migrated)", since(started))
+		stopAppTraffic("OLM v1 upgrade", streams, started)
+
+		By("setting the preflight back to its default, as the upgrade docs say once the upgrade is done")
+		olm.PatchExtension(`{"spec":{"install":null}}`)
+		olm.ExpectInstalled(current)
+		requestReconcile(olmv1AppNS)
+	})
+})
+
+// approveAndComplete approves the Subscription's InstallPlan that installs csv and waits until
+// OLM has carried it out.
+func approveAndComplete(csv string) {
+	var plan operatorsv1alpha1.InstallPlan
+	Eventually(func(g Gomega) {
+		sub := &operatorsv1alpha1.Subscription{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: pkg}, sub)).To(Succeed())
+		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil(), "%v", sub.Status.Conditions)
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
+		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
+	}).Should(Succeed())
+	if !plan.Spec.Approved {
+		// A merge patch carries no resourceVersion: OLM's own writes to the plan cannot make
+		// the approval conflict.
+		approved := plan.DeepCopy()
+		approved.Spec.Approved = true
+		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
+	}
+	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
+		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
+		return plan.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
+}
+
+func expectSucceeded(csv string) {
+	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
+		c := &operatorsv1alpha1.ClusterServiceVersion{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: csv}, c)).To(Succeed())
+		g.Expect(c.Status.Phase).NotTo(Equal(operatorsv1alpha1.CSVPhaseFailed), "%s: %s", c.Status.Reason, c.Status.Message)
+		return c.Status.Phase
+	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
+}
+
+func expectCSVGone(csv string) {
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}))
+	}).Should(BeTrue(), "the replaced CSV should be removed")
+}
+
+// expectManagerPod waits until the operator's only pod in ns runs that version's image on the
+// real node and is ready.
+func expectManagerPod(ns, version string) {
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		var live []corev1.Pod
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				live = append(live, p)
+			}
+		}
+		g.Expect(live).To(HaveLen(1))
+		p := live[0]
+		g.Expect(p.Spec.NodeName).To(Equal(realNodeName))
+		g.Expect(p.Spec.Containers[0].Image).To(Equal(managerImage + version))
+		g.Expect(isReady(p)).To(BeTrue(), "%v", p.Status.ContainerStatuses)
+	}).Should(Succeed())
+}
+
+func isReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// run starts a process that lives until the spec ends, logging to the cluster's log folder.
+func run(name, bin string, args ...string) {
+	p, err := testutil.StartProcess(name, filepath.Join(logDir, "catalog-test-"+name+".log"), bin,
+		[]string{"KUBECONFIG=" + kubeconfig}, args...)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		p.Signal(os.Kill)
+		<-p.Exited()
+	})
+}
+
+// keepHostsFile writes the cluster IP of the Service ns/name under its cluster DNS name into
+// hosts until the spec ends, in place (the bind mount keeps the file's inode), whenever OLM
+// (re)creates the Service.
+func keepHostsFile(hosts, ns, name string) {
+	stop := make(chan struct{})
+	DeferCleanup(func() { close(stop) })
+	go func() {
+		defer GinkgoRecover()
+		written := ""
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			svc := &corev1.Service{}
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc); err == nil &&
+				svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != written {
+				content := fmt.Sprintf("127.0.0.1 localhost\n::1 localhost\n%s %s.%s.svc\n", svc.Spec.ClusterIP, name, ns)
+				if err := os.WriteFile(hosts, []byte(content), 0o644); err == nil {
+					written = svc.Spec.ClusterIP
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
