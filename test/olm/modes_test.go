@@ -299,6 +299,23 @@ func (m installMode) expectServes(while ...func()) {
 // next mode starts from a clean cluster.
 func (m installMode) uninstall() {
 	By("uninstalling " + m.name)
+	// A CSV succeeds while the catalog operator may still be executing its InstallPlan's
+	// remaining steps; RBAC it creates after the CSV is deleted has no one to remove it.
+	// An administrator uninstalls once OLM has finished: the Subscription's latest InstallPlan,
+	// when approved, Complete.
+	Eventually(func(g Gomega) {
+		sub := &operatorsv1alpha1.Subscription{}
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: pkg}, sub)
+		if apierrors.IsNotFound(err) || (err == nil && sub.Status.InstallPlanRef == nil) {
+			return
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		plan := &operatorsv1alpha1.InstallPlan{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: sub.Status.InstallPlanRef.Name}, plan)).To(Succeed())
+		if plan.Spec.Approved {
+			g.Expect(plan.Status.Phase).To(Equal(operatorsv1alpha1.InstallPlanPhaseComplete), "InstallPlan %s", plan.Name)
+		}
+	}).Should(Succeed())
 	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &operatorsv1alpha1.Subscription{
 		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg}}))).To(Succeed())
 	Expect(client.IgnoreNotFound(k8s.DeleteAllOf(ctx, &operatorsv1alpha1.ClusterServiceVersion{}, client.InNamespace(m.installNS)))).To(Succeed())
