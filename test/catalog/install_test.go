@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,10 +160,18 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		Expect(podRestarts(Default, olmNS)).To(Equal(before), "no pod may be replaced or restarted")
 		stopAppTraffic("OLM v0 uninstall and reinstall", streams, started)
 
-		By("uninstalling again and removing the CRD, which OLM v0 leaves, for the OLM v1 story")
+		By("uninstalling again and removing what OLM v0 leaves, the CRD and the bundle's ClusterRoles, for the OLM v1 story")
 		deleteAndWait(&operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: pkg}})
 		deleteAndWait(&operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: olmNS, Name: currentCSV}})
 		deleteAndWait(&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+		// OLM v1 refuses to install over objects it did not create, and OLM v0 keeps the
+		// bundle's cluster-scoped objects, labelled with the CSV that installed them.
+		left := &rbacv1.ClusterRoleList{}
+		Expect(k8s.List(ctx, left, client.MatchingLabels{"olm.managed": "true", "olm.owner": currentCSV})).To(Succeed())
+		Expect(left.Items).NotTo(BeEmpty(), "OLM v0 kept none of the bundle's ClusterRoles: the docs say it does")
+		for i := range left.Items {
+			deleteAndWait(&left.Items[i])
+		}
 		deleteAndWait(&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: catalogNS, Name: catalogName}})
 	})
 
