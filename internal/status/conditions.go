@@ -164,7 +164,15 @@ func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment, templateChanged bool)
 	if prev := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady); prev != nil &&
 		d.Status.ObservedGeneration < d.Generation {
 		r.ready, r.readyReason, r.readyMessage = prev.Status == metav1.ConditionTrue, prev.Reason, prev.Message
-		if !r.ready && !r.busy {
+		switch {
+		case r.ready:
+		case prev.Reason == examplev1.ReasonRollingOut || prev.Reason == examplev1.ReasonScaling ||
+			prev.Reason == examplev1.ReasonUnavailable:
+			// The counts describe an older spec: the MyApp is under way for the reason Ready
+			// gives, as the reconcile that applied the spec wrote it, so the reconciles that
+			// follow rewrite nothing.
+			r.busy, r.busyReason, r.busyMessage = true, prev.Reason, prev.Message
+		case !r.busy:
 			r.busy, r.busyReason = true, examplev1.ReasonRollingOut
 			r.busyMessage = fmt.Sprintf("Waiting for the deployment controller to observe Deployment %s's latest spec", d.Name)
 		}

@@ -209,6 +209,26 @@ func TestComputeCountsAndTimes(t *testing.T) {
 	}
 }
 
+// TestNothingNewBeforeTheDeploymentControllerLooks checks that the reconciles after the one
+// that applied a pod template (each child's event brings one) compute the status that one
+// wrote, while the deployment controller has not observed the template: nothing new is known,
+// so nothing is written again.
+func TestNothingNewBeforeTheDeploymentControllerLooks(t *testing.T) {
+	for name, d := range map[string]*appsv1.Deployment{
+		"a new Deployment":                deployment(1, 0, 2, 0, 0, 0, 0, false),
+		"a new template on a running one": deployment(4, 3, 2, 2, 2, 2, 2, true),
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := &examplev1.MyApp{}
+			app.Generation = 1
+			applied := Compute(app, Observed{Deployment: d, TemplateChanged: true}, t0)
+			app.Status = applied
+			g.Expect(Compute(app, Observed{Deployment: d}, t1)).To(Equal(applied))
+		})
+	}
+}
+
 func TestFullyAvailable(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(FullyAvailable(nil)).To(BeFalse())
