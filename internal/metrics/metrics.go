@@ -34,50 +34,45 @@ const (
 // current status is 1, the others 0, so that an alert can test either without absent().
 var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown}
 
+// MyApps serves the per-MyApp series. It is a collector that makes them at each scrape from
+// what Record last saw, a few words per MyApp, rather than keeping 19 gauges per MyApp
+// alive between scrapes. Its zero value is not usable: use New.
+type MyApps struct {
+	condition, replicas, info *prometheus.Desc
+
+	mu   sync.RWMutex
+	apps map[types.NamespacedName]recorded
+}
+
+// recorded is what the series of one MyApp say.
+type recorded struct {
+	conditions                [len(conditionTypes)]metav1.ConditionStatus
+	desired, ready, available int32
+	image                     string
+}
+
 // conditionTypes are the five conditions every MyApp reports. A MyApp has 5 x 3 condition
 // series, 3 replica series and one info series: the cardinality is bounded per MyApp.
-var conditionTypes = []string{examplev1.ConditionReady, examplev1.ConditionReconciling, examplev1.ConditionStalled,
+var conditionTypes = [...]string{examplev1.ConditionReady, examplev1.ConditionReconciling, examplev1.ConditionStalled,
 	examplev1.ConditionProgressing, examplev1.ConditionDegraded}
-
-// MyApps keeps the per-MyApp series. Its zero value is not usable: use New.
-type MyApps struct {
-	condition *prometheus.GaugeVec
-	replicas  *prometheus.GaugeVec
-	info      *prometheus.GaugeVec
-
-	mu sync.Mutex
-	// images remembers the image each MyApp's info series carries, to remove it on a change.
-	images map[types.NamespacedName]string
-}
 
 // New makes the per-MyApp metrics; Register adds them to a registry.
 func New() *MyApps {
 	return &MyApps{
-		condition: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: ConditionName,
-			Help: "The status of each condition of each MyApp: 1 for the status the condition has, 0 for the others.",
-		}, []string{"namespace", "name", "type", "status"}),
-		replicas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: ReplicasName,
-			Help: "Pods of each MyApp's Deployment: desired (spec.replicas, the autoscaler's while it scales), ready and available.",
-		}, []string{"namespace", "name", "kind"}),
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: InfoName,
-			Help: "Always 1 for each MyApp, with its image as a label.",
-		}, []string{"namespace", "name", "image"}),
-		images: map[types.NamespacedName]string{},
+		condition: prometheus.NewDesc(ConditionName,
+			"The status of each condition of each MyApp: 1 for the status the condition has, 0 for the others.",
+			[]string{"namespace", "name", "type", "status"}, nil),
+		replicas: prometheus.NewDesc(ReplicasName,
+			"Pods of each MyApp's Deployment: desired (spec.replicas, the autoscaler's while it scales), ready and available.",
+			[]string{"namespace", "name", "kind"}, nil),
+		info: prometheus.NewDesc(InfoName, "Always 1 for each MyApp, with its image as a label.",
+			[]string{"namespace", "name", "image"}, nil),
+		apps: map[types.NamespacedName]recorded{},
 	}
 }
 
 // Register adds the metrics to reg.
-func (m *MyApps) Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.condition, m.replicas, m.info} {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (m *MyApps) Register(reg prometheus.Registerer) error { return reg.Register(m) }
 
 // MustRegisterWithControllerRuntime adds the metrics to controller-runtime's registry, the one
 // the manager's metrics endpoint serves. It panics on a second registration of the same names.
@@ -88,52 +83,61 @@ func (m *MyApps) MustRegisterWithControllerRuntime() *MyApps {
 	return m
 }
 
-// Record sets the series of a MyApp from its status, as written, and the desired count of its
-// Deployment (nil when there is none).
-func (m *MyApps) Record(app *examplev1.MyApp, desired *int32) {
-	ns, name := app.Namespace, app.Name
-	byType := map[string]metav1.ConditionStatus{}
-	for _, c := range app.Status.Conditions {
-		byType[c.Type] = c.Status
-	}
-	for _, typ := range conditionTypes {
-		current, ok := byType[typ]
-		if !ok {
-			current = metav1.ConditionUnknown
-		}
-		for _, s := range conditionStatuses {
-			v := 0.0
-			if s == current {
-				v = 1
-			}
-			m.condition.WithLabelValues(ns, name, typ, string(s)).Set(v)
-		}
-	}
-	want := 0.0
-	if desired != nil {
-		want = float64(*desired)
-	}
-	m.replicas.WithLabelValues(ns, name, KindDesired).Set(want)
-	m.replicas.WithLabelValues(ns, name, KindReady).Set(float64(app.Status.ReadyReplicas))
-	m.replicas.WithLabelValues(ns, name, KindAvailable).Set(float64(app.Status.AvailableReplicas))
+// Describe sends the descriptions of the three metrics.
+func (m *MyApps) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.condition
+	ch <- m.replicas
+	ch <- m.info
+}
 
-	key := types.NamespacedName{Namespace: ns, Name: name}
+// Collect sends the series of every MyApp recorded and not forgotten.
+func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for key, r := range m.apps {
+		ns, name := key.Namespace, key.Name
+		for i, typ := range conditionTypes {
+			for _, s := range conditionStatuses {
+				v := 0.0
+				if s == r.conditions[i] {
+					v = 1
+				}
+				gauge(m.condition, v, ns, name, typ, string(s))
+			}
+		}
+		gauge(m.replicas, float64(r.desired), ns, name, KindDesired)
+		gauge(m.replicas, float64(r.ready), ns, name, KindReady)
+		gauge(m.replicas, float64(r.available), ns, name, KindAvailable)
+		gauge(m.info, 1, ns, name, r.image)
+	}
+}
+
+// Record sets the series of a MyApp from its status, as written, and the desired count of its
+// Deployment (nil when there is none). A condition the status lacks is Unknown.
+func (m *MyApps) Record(app *examplev1.MyApp, desired *int32) {
+	r := recorded{ready: app.Status.ReadyReplicas, available: app.Status.AvailableReplicas, image: app.Spec.Image}
+	for i, typ := range conditionTypes {
+		r.conditions[i] = metav1.ConditionUnknown
+		for _, c := range app.Status.Conditions {
+			if c.Type == typ {
+				r.conditions[i] = c.Status
+			}
+		}
+	}
+	if desired != nil {
+		r.desired = *desired
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.images[key]; ok && old != app.Spec.Image {
-		m.info.DeleteLabelValues(ns, name, old)
-	}
-	m.images[key] = app.Spec.Image
-	m.info.WithLabelValues(ns, name, app.Spec.Image).Set(1)
+	m.apps[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = r
 }
 
 // Forget removes every series of a MyApp: it was deleted.
 func (m *MyApps) Forget(key types.NamespacedName) {
-	labels := prometheus.Labels{"namespace": key.Namespace, "name": key.Name}
-	m.condition.DeletePartialMatch(labels)
-	m.replicas.DeletePartialMatch(labels)
-	m.info.DeletePartialMatch(labels)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.images, key)
+	delete(m.apps, key)
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sort"
 	"strings"
 	"testing"
 
@@ -21,6 +22,32 @@ func app(image string, ready metav1.ConditionStatus) *examplev1.MyApp {
 		{Type: examplev1.ConditionStalled, Status: metav1.ConditionFalse},
 	}
 	return a
+}
+
+// series gathers reg and returns the value of every series of the metric name, keyed by its
+// labels as name=value pairs in label order; the callers check the count, so a metric that
+// is missing fails them.
+func series(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			sort.Strings(labels)
+			out[strings.Join(labels, ",")] = m.GetGauge().GetValue()
+		}
+	}
+	return out
 }
 
 func TestRecordAndForget(t *testing.T) {
@@ -44,28 +71,34 @@ myapp_info{image="nginx:1.27",name="web",namespace="shop"} 1
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), ReplicasName, InfoName); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(m.condition.WithLabelValues("shop", "web", examplev1.ConditionReady, "True")); got != 1 {
-		t.Errorf("Ready True = %v, want 1", got)
+	cond := func(typ, status string) string {
+		return "name=web,namespace=shop,status=" + status + ",type=" + typ
 	}
-	if got := testutil.ToFloat64(m.condition.WithLabelValues("shop", "web", examplev1.ConditionReady, "False")); got != 0 {
-		t.Errorf("Ready False = %v, want 0", got)
+	conditions := series(t, reg, ConditionName)
+	if len(conditions) != 15 {
+		t.Fatalf("%d condition series, want 5 types x 3 statuses: %v", len(conditions), conditions)
 	}
-	if got := testutil.ToFloat64(m.condition.WithLabelValues("shop", "web", examplev1.ConditionDegraded, "Unknown")); got != 1 {
-		t.Errorf("a condition the status lacks is Unknown: got %v", got)
-	}
-	if n := testutil.CollectAndCount(m.condition); n != 15 {
-		t.Errorf("%d condition series, want 5 types x 3 statuses", n)
+	for _, c := range []struct {
+		typ, status string
+		want        float64
+	}{
+		{examplev1.ConditionReady, "True", 1},
+		{examplev1.ConditionReady, "False", 0},
+		{examplev1.ConditionStalled, "False", 1},
+		{examplev1.ConditionDegraded, "Unknown", 1}, // a condition the status lacks
+		{examplev1.ConditionDegraded, "True", 0},
+	} {
+		if got, ok := conditions[cond(c.typ, c.status)]; !ok || got != c.want {
+			t.Errorf("%s %s = %v (present: %v), want %v", c.typ, c.status, got, ok, c.want)
+		}
 	}
 
 	// A new image replaces the info series; a new status moves the 1.
 	m.Record(app("nginx:1.28", metav1.ConditionFalse), nil)
-	if n := testutil.CollectAndCount(m.info); n != 1 {
-		t.Errorf("%d info series after an image change, want 1", n)
+	if info := series(t, reg, InfoName); len(info) != 1 || info["image=nginx:1.28,name=web,namespace=shop"] != 1 {
+		t.Errorf("info after an image change: %v, want the new image's series alone", info)
 	}
-	if got := testutil.ToFloat64(m.info.WithLabelValues("shop", "web", "nginx:1.28")); got != 1 {
-		t.Errorf("info of the new image = %v", got)
-	}
-	if got := testutil.ToFloat64(m.condition.WithLabelValues("shop", "web", examplev1.ConditionReady, "False")); got != 1 {
+	if got := series(t, reg, ConditionName)[cond(examplev1.ConditionReady, "False")]; got != 1 {
 		t.Errorf("Ready False = %v after the change, want 1", got)
 	}
 
@@ -74,10 +107,15 @@ myapp_info{image="nginx:1.27",name="web",namespace="shop"} 1
 	other.Name = "api"
 	m.Record(other, nil)
 	m.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
-	for name, c := range map[string]prometheus.Collector{"condition": m.condition, "replicas": m.replicas, "info": m.info} {
-		n := testutil.CollectAndCount(c)
-		if want := map[string]int{"condition": 15, "replicas": 3, "info": 1}[name]; n != want {
-			t.Errorf("%s: %d series left, want only the other MyApp's %d", name, n, want)
+	for name, want := range map[string]int{ConditionName: 15, ReplicasName: 3, InfoName: 1} {
+		got := series(t, reg, name)
+		if len(got) != want {
+			t.Errorf("%s: %d series left, want only the other MyApp's %d", name, len(got), want)
+		}
+		for labels := range got {
+			if !strings.Contains(labels, "name=api,") {
+				t.Errorf("%s: a series of the forgotten MyApp is left: %s", name, labels)
+			}
 		}
 	}
 	problems, err := testutil.GatherAndLint(reg)
