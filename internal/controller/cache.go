@@ -107,8 +107,8 @@ var replicasOnly = metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)
 const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
 
 // trimDeployment keeps of a cached Deployment's managedFields only the operator's entries,
-// drops the deployment controller's revision annotation, which nothing here reads (at 5,000
-// MyApps its map alone is about a megabyte), interns the metadata's repeated strings, and
+// drops the deployment controller's revision annotation, which nothing here reads and which
+// every cached Deployment would otherwise carry a map for, interns the metadata's repeated strings, and
 // shares one map between the Deployment's labels and its pod template's when they are equal.
 // Cached objects are never changed in place (readers get deep copies), so the shared map
 // stays as decoded.

@@ -128,7 +128,7 @@ const podsAtScale, podsMeasured = 10_000, 2_000
 
 // TestPodCacheFootprint measures the heap the operator's pod cache takes per pod, trimmed,
 // against a full pod, and bounds it: at 5,000 MyApps x 2 pods the trimmed cache must stay
-// under 24 MiB (a corev1.Pod struct alone is 1.2 KiB), and take a quarter of the full pods'
+// under 24 MiB, and take a quarter of the full pods'
 // heap at most. It fails when it cannot measure (a heap that did not grow).
 func TestPodCacheFootprint(t *testing.T) {
 	if testing.Short() {

@@ -77,9 +77,8 @@ var _ = BeforeSuite(func() {
 	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-		// envtest's 20 s default was once not enough for kube-apiserver's graceful shutdown on
-		// a busy 2-core CI machine, after every spec had passed; a minute is the API server's
-		// own limit for a request in flight.
+		// kube-apiserver's graceful shutdown waits for requests in flight, up to its own limit
+		// of a minute; envtest's 20 s default can stop a suite whose specs all passed.
 		ControlPlaneStopTimeout: time.Minute,
 	}
 	var err error

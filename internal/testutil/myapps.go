@@ -13,15 +13,15 @@ type ValidMyApp struct{ Name, Spec string }
 // operator reconcile each one.
 var ValidMyApps = []ValidMyApp{
 	{"minimal", `{"image":"nginx"}`},
-	// Everything 0.2.0 accepted stays valid.
-	{"full-0-2-0", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
+	// Every field of the first API, as its users wrote them, stays valid.
+	{"every-field-of-the-first-api", `{"image":"registry.example.com:5000/team/app:1.2.3","replicas":3,"port":9000,"serviceType":"NodePort",
 			"resources":{"limits":{"cpu":"1","memory":"1Gi"},"requests":{"cpu":"1000m","memory":"512Mi"}},
 			"env":[{"name":"A","value":"1"},{"name":"B"},{"name":"my.var-x","valueFrom":{"configMapKeyRef":{"name":"cfg","key":"k.1"}}}],
 			"autoScaling":{"enabled":true,"minReplicas":2,"maxReplicas":2,"targetCPUUtilizationPercentage":50}}`},
 	{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
-	// 0.3.0 widens: scale to zero, no cap, int quantities, any resource name.
+	// Scale to zero, no replica cap, int quantities, any resource name.
 	{"scale-to-zero", `{"image":"nginx","replicas":0}`},
 	{"many-replicas", `{"image":"nginx","replicas":5000,"autoScaling":{"enabled":false,"maxReplicas":10000}}`},
 	{"int-quantities", `{"image":"nginx","resources":{"limits":{"cpu":1,"memory":1073741824,"ephemeral-storage":"2Gi","nvidia.com/gpu":1,"hugepages-2Mi":"64Mi"},
@@ -44,7 +44,7 @@ var ValidMyApps = []ValidMyApp{
 			"rollingUpdate":{"maxSurge":"50%","maxUnavailable":0},
 			"podDisruptionBudget":{"minAvailable":"50%"}}`},
 	{"grpc-probe", `{"image":"nginx","readinessProbe":{"grpc":{"port":9090,"service":"health"}}}`},
-	// 0.3.1: what admission accepts, the API server accepts as children too.
+	// Privilege, probe ports and surges: what admission accepts, the API server accepts as children too.
 	{"privileged", `{"image":"nginx","securityContext":{"privileged":true}}`},
 	{"sys-admin", `{"image":"nginx","securityContext":{"capabilities":{"add":["CAP_SYS_ADMIN"]}}}`},
 	{"privileged-escalating", `{"image":"nginx","securityContext":{"privileged":true,"allowPrivilegeEscalation":true}}`},
