@@ -31,7 +31,7 @@ type options struct {
 	Sizes         []int
 	Quiet         time.Duration // the window after settling in which no request is expected
 	SettleQuiet   time.Duration // how long without an operator request counts as settled
-	Poll          time.Duration // how often the API server's metrics are read while settling
+	Poll          time.Duration // how often the manager's metrics are read while settling
 	SettleTimeout time.Duration
 	Manager       managerSettings
 	Profiles      string // folder for the manager's heap profiles; empty keeps none

@@ -205,7 +205,7 @@ func (rep report) markdown(plot string) string {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# Scale benchmark\n\n")
-	p("Written by `make bench-scale` ([test/scale](../test/scale)) on %s; rerun it rather than editing this\n",
+	p("Written by `make bench-scale` ([test/scale](../../test/scale)) on %s; rerun it rather than editing this\n",
 		rep.Date.Format("2006-01-02 15:04 MST"))
 	p("file. What is measured and why is described in issue 8 and under [Method](#method).\n\n")
 
@@ -217,7 +217,7 @@ func (rep report) markdown(plot string) string {
 	p("Other work shared the machine; its timings vary from run to run.\n\n")
 
 	p("## Command\n\n```\n%s\n```\n\n", rep.Command)
-	p("How these figures chose the manager's defaults and its memory limit: [tuning.md](tuning.md).\n\n")
+	p("How these figures chose the manager's defaults and its memory limit, and how they moved between releases: [tuning.md](tuning.md).\n\n")
 	p("Manager flags: `%s` (others at the defaults of cmd/main.go).\n\n", strings.Join(append([]string{
 		"--metrics-bind-address=127.0.0.1:<free port>", "--metrics-secure=false", "--health-probe-bind-address=0",
 	}, rep.Options.Manager.args()...), " "))
