@@ -90,14 +90,23 @@ func (m *MyApps) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.info
 }
 
-// Collect sends the series of every MyApp recorded and not forgotten.
+// Collect sends the series of every MyApp recorded and not forgotten. It copies what it
+// needs under the lock and sends after, so that a scrape never holds up a reconcile's Record.
 func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	apps := make(map[types.NamespacedName]recorded, len(m.apps))
+	for k, r := range m.apps {
+		apps[k] = r
 	}
-	for key, r := range m.apps {
+	m.mu.RUnlock()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		metric, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, v, labels...)
+		if err != nil {
+			metric = prometheus.NewInvalidMetric(d, err)
+		}
+		ch <- metric
+	}
+	for key, r := range apps {
 		ns, name := key.Namespace, key.Name
 		for i, typ := range conditionTypes {
 			for _, s := range conditionStatuses {

@@ -25,7 +25,7 @@ func app(image string, ready metav1.ConditionStatus) *examplev1.MyApp {
 }
 
 // series gathers reg and returns the value of every series of the metric name, keyed by its
-// labels as name=value pairs in label order; the callers check the count, so a metric that
+// labels as name=value pairs sorted by name; the callers check the count, so a metric that
 // is missing fails them.
 func series(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
 	t.Helper()

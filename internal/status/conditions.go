@@ -116,11 +116,12 @@ func (r rollout) blockedByPods() bool { return !r.available || r.rolling }
 // status describes the old template, so Ready is False at once (no `kubectl wait` returns
 // on the old pods); the reconciles that follow, which apply nothing, find that Ready False
 // and keep it until the deployment controller has looked. Any other spec change not yet
-// observed (the autoscaler's or a user's scale) keeps what Ready said, and is under way only
-// while the pods it asks for are not there. Every state that is not Ready is
-// under way (Reconciling) unless it is Stalled, as kstatus expects. Messages carry no pod
-// counts, so the status is not rewritten at every pod transition; the counts live in status
-// fields.
+// observed (the autoscaler's or a user's scale) keeps what Ready said; while that is False
+// for a rollout, scale or availability reason, Reconciling gives the same reason, and a
+// True Ready is under way only while the pods the spec asks for are not there. Every state
+// that is not Ready is under way (Reconciling) unless it is Stalled, as kstatus expects.
+// Messages carry no pod counts, so the status is not rewritten at every pod transition; the
+// counts live in status fields.
 func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment, templateChanged bool) rollout {
 	if d == nil {
 		msg := "Waiting for the Deployment to be created"
@@ -168,9 +169,9 @@ func rolloutOf(app *examplev1.MyApp, d *appsv1.Deployment, templateChanged bool)
 		case r.ready:
 		case prev.Reason == examplev1.ReasonRollingOut || prev.Reason == examplev1.ReasonScaling ||
 			prev.Reason == examplev1.ReasonUnavailable:
-			// The counts describe an older spec: the MyApp is under way for the reason Ready
-			// gives, as the reconcile that applied the spec wrote it, so the reconciles that
-			// follow rewrite nothing.
+			// Until the deployment controller observes the spec, its counts describe an older
+			// one: the MyApp is under way for the reason Ready gives, so a reconcile that learns
+			// nothing new rewrites nothing.
 			r.busy, r.busyReason, r.busyMessage = true, prev.Reason, prev.Message
 		case !r.busy:
 			r.busy, r.busyReason = true, examplev1.ReasonRollingOut

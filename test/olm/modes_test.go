@@ -311,7 +311,12 @@ func (m installMode) uninstall() {
 		}
 		g.Expect(err).NotTo(HaveOccurred())
 		plan := &operatorsv1alpha1.InstallPlan{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: sub.Status.InstallPlanRef.Name}, plan)).To(Succeed())
+		err = k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: sub.Status.InstallPlanRef.Name}, plan)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
 		if plan.Spec.Approved {
 			g.Expect(plan.Status.Phase).To(Equal(operatorsv1alpha1.InstallPlanPhaseComplete), "InstallPlan %s", plan.Name)
 		}
