@@ -49,6 +49,8 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(2)) })
 		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(2))))
+		// The status of the new generation follows the Deployment's apply.
+		Eventually(func(g Gomega) { conditions(g) }).Should(Succeed())
 		Consistently(func(g Gomega) {
 			ready, reconciling, _ := conditions(g)
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
