@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/example/myapp-operator/internal/testutil"
+	"github.com/example/myapp-operator/test/olmv0env"
 	"github.com/example/myapp-operator/test/olmv1env"
 )
 
@@ -51,6 +52,7 @@ var (
 var _ = Describe("Installing from the catalog image", Ordered, func() {
 	It("OLM v0: serves the catalog image from a registry pod, installs 0.2.0 with a manually approved Subscription, upgrades to the current version while two MyApps serve every request, and uninstalls and reinstalls without restarting their pods", func() {
 		kube := olmv1env.Env{K8s: k8s, Kubeconfig: kubeconfig, LogDir: logDir}
+		sub := olmv0env.Subscription{K8s: k8s, Namespace: olmNS, Name: pkg}
 		By("starting OLM v0's olm and catalog operators, out of cluster, with images built here for unpacking bundles")
 		crds, err := filepath.Glob(filepath.Join(env["E2E_OLM_CRDS"], "*.yaml"))
 		Expect(err).NotTo(HaveOccurred())
@@ -111,8 +113,8 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		}
 		started = time.Now()
 		subscribe(csv020)
-		approveAndComplete(csv020)
-		expectSucceeded(csv020)
+		sub.ApproveAndComplete(csv020)
+		sub.ExpectSucceeded(csv020)
 		expectManagerPod(olmNS, "0.2.0")
 		AddReportEntry("OLM v0 install of 0.2.0 from the catalog", since(started))
 
@@ -129,9 +131,9 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		started = time.Now()
 
 		By("approving the upgrade to the current version: OLM replaces the operator, which migrates the apps' selector")
-		approveAndComplete(currentCSV)
-		expectSucceeded(currentCSV)
-		expectCSVGone(csv020)
+		sub.ApproveAndComplete(currentCSV)
+		sub.ExpectSucceeded(currentCSV)
+		sub.ExpectCSVGone(csv020)
 		expectManagerPod(olmNS, current)
 		AddReportEntry("OLM v0 upgrade from 0.2.0 (approval to the new manager running)", since(started))
 		expectMigrated(olmNS)
@@ -153,8 +155,8 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 
 		By("reinstalling from the catalog: the current operator adopts the apps without restarting a pod")
 		subscribe("")
-		approveAndComplete(currentCSV)
-		expectSucceeded(currentCSV)
+		sub.ApproveAndComplete(currentCSV)
+		sub.ExpectSucceeded(currentCSV)
 		expectManagerPod(olmNS, current)
 		requestReconcile(olmNS)
 		Expect(podRestarts(Default, olmNS)).To(Equal(before), "no pod may be replaced or restarted")
@@ -231,46 +233,6 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		requestReconcile(olmv1AppNS)
 	})
 })
-
-// approveAndComplete approves the Subscription's InstallPlan that installs csv and waits until
-// OLM has carried it out.
-func approveAndComplete(csv string) {
-	var plan operatorsv1alpha1.InstallPlan
-	Eventually(func(g Gomega) {
-		sub := &operatorsv1alpha1.Subscription{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: pkg}, sub)).To(Succeed())
-		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil(), "%v", sub.Status.Conditions)
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
-		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
-	}).Should(Succeed())
-	if !plan.Spec.Approved {
-		// A merge patch carries no resourceVersion: OLM's own writes to the plan cannot make
-		// the approval conflict.
-		approved := plan.DeepCopy()
-		approved.Spec.Approved = true
-		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
-	}
-	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
-		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
-		return plan.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
-}
-
-func expectSucceeded(csv string) {
-	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
-		c := &operatorsv1alpha1.ClusterServiceVersion{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: csv}, c)).To(Succeed())
-		g.Expect(c.Status.Phase).NotTo(Equal(operatorsv1alpha1.CSVPhaseFailed), "%s: %s", c.Status.Reason, c.Status.Message)
-		return c.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
-}
-
-func expectCSVGone(csv string) {
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: olmNS, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}))
-	}).Should(BeTrue(), "the replaced CSV should be removed")
-}
 
 // expectManagerPod waits until the operator's only pod in ns runs that version's image on the
 // real node and is ready.

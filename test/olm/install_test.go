@@ -66,8 +66,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 
 		By("installing 0.2.0 through an InstallPlan approved by hand")
 		started := time.Now()
-		m.approveAndComplete(csv020)
-		m.expectSucceeded(csv020)
+		m.sub().ApproveAndComplete(csv020)
+		m.sub().ExpectSucceeded(csv020)
 		m.expectOperatorDeployment("example.com/myapp-operator:v0.2.0")
 		AddReportEntry("OLM install of 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
@@ -102,10 +102,10 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 
 		By("upgrading to the channel's head, which skips 0.3.0 (skipRange), approved by hand")
 		started = time.Now()
-		m.approveAndComplete(currentCSV)
-		m.expectSucceeded(currentCSV)
+		m.sub().ApproveAndComplete(currentCSV)
+		m.sub().ExpectSucceeded(currentCSV)
 		m.expectOperatorDeployment(currentImage)
-		m.expectCSVGone(csv020)
+		m.sub().ExpectCSVGone(csv020)
 		AddReportEntry("OLM upgrade from 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
 		By("granting the current version what it newly needs, in its own namespace, and nothing outside it")
@@ -148,8 +148,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 
 		By("installing 0.3.0 through an InstallPlan approved by hand")
 		started := time.Now()
-		m.approveAndComplete(csv030)
-		m.expectSucceeded(csv030)
+		m.sub().ApproveAndComplete(csv030)
+		m.sub().ExpectSucceeded(csv030)
 		m.expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
 		AddReportEntry("OLM install of 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
 
@@ -168,10 +168,10 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 
 		By("upgrading to the current version, approved by hand")
 		started = time.Now()
-		m.approveAndComplete(currentCSV)
-		m.expectSucceeded(currentCSV)
+		m.sub().ApproveAndComplete(currentCSV)
+		m.sub().ExpectSucceeded(currentCSV)
 		m.expectOperatorDeployment(currentImage)
-		m.expectCSVGone(csv030)
+		m.sub().ExpectCSVGone(csv030)
 		AddReportEntry("OLM upgrade from 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
 		m.expectScope()
 		m.expectServes(func() {
@@ -201,7 +201,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		}
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic, Config: config})
 		started := time.Now()
-		m.expectSucceeded(currentCSV)
+		m.sub().ExpectSucceeded(currentCSV)
 		m.expectOperatorDeployment(currentImage)
 		AddReportEntry("OLM install of the current version, SingleNamespace", time.Since(started).Round(100*time.Millisecond).String())
 
@@ -240,9 +240,9 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		// Automatic approval from 0.2.0: OLM installs it, then upgrades along the channel by itself.
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv020, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
-		m.expectSucceeded(currentCSV)
+		m.sub().ExpectSucceeded(currentCSV)
 		m.expectOperatorDeployment(currentImage)
-		m.expectCSVGone(csv020)
+		m.sub().ExpectCSVGone(csv020)
 		plans := &operatorsv1alpha1.InstallPlanList{}
 		Expect(k8s.List(ctx, plans, client.InNamespace(m.installNS))).To(Succeed())
 		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(csv020))),
@@ -258,7 +258,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.create()
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
-		m.expectSucceeded(currentCSV)
+		m.sub().ExpectSucceeded(currentCSV)
 		m.expectOperatorDeployment(currentImage)
 		AddReportEntry("OLM install of the current version, AllNamespaces", time.Since(started).Round(100*time.Millisecond).String())
 		m.expectScope()

@@ -24,6 +24,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
+	"github.com/example/myapp-operator/test/olmv0env"
 )
 
 // installMode is one way of installing the operator: the namespace its Subscription and
@@ -81,44 +82,9 @@ func (m installMode) subscribe(spec *operatorsv1alpha1.SubscriptionSpec) {
 	})).To(Succeed())
 }
 
-// approveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
-// and waits until OLM has executed it.
-func (m installMode) approveAndComplete(csv string) {
-	var plan operatorsv1alpha1.InstallPlan
-	Eventually(func(g Gomega) {
-		sub := &operatorsv1alpha1.Subscription{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: pkg}, sub)).To(Succeed())
-		g.Expect(sub.Status.InstallPlanRef).NotTo(BeNil())
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: sub.Status.InstallPlanRef.Name}, &plan)).To(Succeed())
-		g.Expect(plan.Spec.ClusterServiceVersionNames).To(ContainElement(csv))
-	}).Should(Succeed())
-	if !plan.Spec.Approved {
-		// A merge patch carries no resourceVersion, so OLM's own writes to the plan in between
-		// cannot make the approval conflict.
-		approved := plan.DeepCopy()
-		approved.Spec.Approved = true
-		Expect(k8s.Patch(ctx, approved, client.MergeFrom(&plan))).To(Succeed())
-	}
-	Eventually(func(g Gomega) operatorsv1alpha1.InstallPlanPhase {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&plan), &plan)).To(Succeed())
-		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
-		return plan.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.InstallPlanPhaseComplete))
-}
-
-func (m installMode) expectSucceeded(csv string) {
-	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
-		c := &operatorsv1alpha1.ClusterServiceVersion{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: csv}, c)).To(Succeed())
-		g.Expect(c.Status.Phase).NotTo(Equal(operatorsv1alpha1.CSVPhaseFailed), "%s: %s", c.Status.Reason, c.Status.Message)
-		return c.Status.Phase
-	}).Should(Equal(operatorsv1alpha1.CSVPhaseSucceeded))
-}
-
-func (m installMode) expectCSVGone(csv string) {
-	Eventually(func() bool {
-		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}))
-	}).Should(BeTrue(), "the replaced CSV should be removed")
+// sub is the mode's Subscription, through which the specs approve and follow its installs.
+func (m installMode) sub() olmv0env.Subscription {
+	return olmv0env.Subscription{K8s: k8s, Namespace: m.installNS, Name: pkg}
 }
 
 // expectOperatorDeployment checks the Deployment OLM made from the CSV: the version's image,
