@@ -660,8 +660,10 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 $(CRD_REF_DOCS): | $(LOCALBIN)
 	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
 # Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
+# So are its pluggable service discoveries (remove_all_sd): the tests scrape static
+# targets, and the cloud SDKs the others need are much of the build (docs/performance/build-times.md).
 $(PROMTOOL) $(PROMETHEUS_BIN)/prometheus &: | $(LOCALBIN)
-	$(call go-build-tool,prometheus,$(PROMETHEUS_BIN)/,github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
+	$(call go-build-tool,prometheus,$(PROMETHEUS_BIN)/,github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool,-tags remove_all_sd)
 # Built from source, operator-sdk would call itself "unknown" in the bundle's metadata.
 SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
 $(OPERATOR_SDK): | $(LOCALBIN)
