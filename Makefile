@@ -21,10 +21,17 @@ $(LOCALBIN):
 
 # tool-version reads the version a hack/tools module pins: $(call tool-version,dir,module).
 tool-version = $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(2)" && $$(i+1) ~ /^v/) { print $$(i+1); exit } }' hack/tools/$(1)/go.mod)
+# GO_TOOL_BUILD is the `go build` of the tools below. Its compiler runs with a larger GC target
+# (GOGC=400): a tool build is mostly compiling dependencies, and a compiler that collects less
+# often needs less CPU for it, for a heap that stays well within this machine's memory
+# (docs/performance/build-times.md). BUILD_NICE runs them at a lower CPU priority (test-all
+# sets it: tools build beside a running stage); empty, they run as any command does.
+BUILD_NICE ?=
+GO_TOOL_BUILD = GOGC=400 $(BUILD_NICE) go build
 # go-build-tool builds a package of a tools module: $(call go-build-tool,dir,output,package[,flags]).
 define go-build-tool
-@echo "Building $(notdir $(2)) from the Go module proxy (once per version)"
-cd hack/tools/$(1) && go build $(4) -o $(2) $(3)
+@echo "Building $(or $(notdir $(2)),$(notdir $(3))) from the Go module proxy (once per version)"
+cd hack/tools/$(1) && $(GO_TOOL_BUILD) $(4) -o $(2) $(3)
 endef
 
 CONTROLLER_TOOLS_VERSION := $(call tool-version,controller-gen,sigs.k8s.io/controller-tools)
@@ -130,7 +137,8 @@ for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; 
 	go -C $$mod test $$pkg -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
 endef
 .PHONY: test
-test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
+TEST_TOOLS = $(CONTROLLER_GEN) $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL)
+test: manifests generate fmt vet $(TEST_TOOLS) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
 	go test ./... -coverprofile cover.out
 	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
 		go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode)
@@ -143,15 +151,24 @@ test: manifests generate fmt vet $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) 
 fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
 	$(call run-fuzz,$(FUZZTIME))
 
+# test-all runs the stages of TEST_ALL_STAGES one after the other, each serially as `make
+# <stage>` alone runs it, and builds the tools of later stages beside the earlier stages
+# (TEST_ALL_JOBS jobs at a time: one stage, the rest tool builds) at the lowest CPU priority. A
+# stage spends most of its time waiting on a cluster and a cold tool build is all CPU, so a cold
+# run keeps both cores busy, while a stage's tests still get the CPU first. A stage starts
+# only once the one before it passed; a failure stops every later stage.
+TEST_ALL_JOBS ?= 3
 .PHONY: test-all
-test-all: verify test test-e2e test-olm test-olmv1 test-realnode test-catalog ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
+test-all: ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
+	@$(MAKE) --no-print-directory -j$(TEST_ALL_JOBS) BUILD_NICE="nice -n 19" test-all-catalog
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint $(OPERATOR_SDK) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
+VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT)
+verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -434,7 +451,8 @@ E2E_FLAGS ?=
 # The manager binary the end-to-end suite runs (make mutation-check passes broken ones).
 E2E_MANAGER ?= $(CURDIR)/bin/manager
 .PHONY: test-e2e
-test-e2e: manifests build $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus ## End-to-end tests on a fresh local cluster, the operator run as a separate process, a real Prometheus on its metrics.
+TEST_E2E_TOOLS = $(CLUSTER_DEPS) $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus
+test-e2e: manifests build localcluster $(TEST_E2E_TOOLS) ## End-to-end tests on a fresh local cluster, the operator run as a separate process, a real Prometheus on its metrics.
 	$(call on-own-cluster,$(E2E_STATE),e2e-run)
 
 .PHONY: e2e-run
@@ -475,12 +493,19 @@ RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
 released-manager = $(LOCALBIN)/manager-v$(1)-$(RELEASE_COMMIT_$(1))
 MANAGER_0_2_0 := $(call released-manager,0.2.0)
 MANAGER_0_3_0 := $(call released-manager,0.3.0)
+# Their static builds, for the images of make test-catalog.
+RELEASED_VERSIONS := 0.2.0 0.3.0
+RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
+# One release's build after the other's: at once, both would compile the dependencies they share.
+$(MANAGER_0_3_0): | $(MANAGER_0_2_0)
+$(word 2,$(RELEASED_MANAGER_IMAGES)): | $(word 1,$(RELEASED_MANAGER_IMAGES))
 $(LOCALBIN)/manager-v%: | $(LOCALBIN)
 	@echo "Building the manager of release $(firstword $(subst -, ,$*)) from commit $(lastword $(subst -, ,$*)) (once)"
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
-		(cd "$$src" && go build -o $@ ./cmd/main.go)
+		(cd "$$src" && $(GO_TOOL_BUILD) -o $@ ./cmd/main.go)
 .PHONY: test-olm
-test-olm: build $(CLUSTER_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0 and 0.3.0.
+TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0)
+test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0 and 0.3.0.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -502,7 +527,8 @@ OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
 .PHONY: test-olmv1
-test-olmv1: build $(CLUSTER_DEPS) localcluster $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0)
+test-olmv1: build localcluster $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
 .PHONY: olmv1-run
@@ -527,7 +553,8 @@ TEST_APP_VERSIONS := v1 v2
 # warning about getaddrinfo does not apply, as they look up no host names.
 STATIC_CGO_LDFLAGS := -ldflags "-linkmode external -extldflags -static"
 .PHONY: test-realnode
-test-realnode: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
+TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(STATIC_OPM)
+test-realnode: manifests localcluster $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
 .PHONY: realnode-run
@@ -567,7 +594,9 @@ realnode-run:
 CATALOG_TEST_STATE ?= $(CURDIR)/.localcluster-catalog
 CATALOG_TEST_FLAGS ?=
 .PHONY: test-catalog
-test-catalog: manifests $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) localcluster $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLMV1_BIN)/operator-controller ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps.
+TEST_CATALOG_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLMV1_BIN)/operator-controller \
+	$(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $(RELEASED_MANAGER_IMAGES)
+test-catalog: manifests localcluster $(TEST_CATALOG_TOOLS) ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps.
 	$(call on-own-cluster,$(CATALOG_TEST_STATE),catalog-run NODE=real)
 
 .PHONY: catalog-run
@@ -625,26 +654,26 @@ olm-images: $(IMAGE_TOOL) $(STATIC_OPM)
 
 # Static builds for images. opm and cpb link their cgo builds statically, as scorecard-test is;
 # grpc_health_probe has no cgo.
-$(STATIC_OPM):
+# After opm, whose compiled packages the static link reuses.
+$(STATIC_OPM): | $(OPM)
 	mkdir -p $(IMAGES_DIR)
-	cd hack/tools/opm && go build -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
+	cd hack/tools/opm && $(GO_TOOL_BUILD) -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
 		-o $@ github.com/operator-framework/operator-registry/cmd/opm
 $(STATIC_GRPC_HEALTH_PROBE):
 	mkdir -p $(IMAGES_DIR)
-	cd hack/tools/grpc-health-probe && CGO_ENABLED=0 go build -trimpath -o $@ github.com/grpc-ecosystem/grpc-health-probe
+	cd hack/tools/grpc-health-probe && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -o $@ github.com/grpc-ecosystem/grpc-health-probe
 
 # The manager images of the releases the upgrade tests start from, pushed to REGISTRY as the
 # bundles of releases/ name them (example.com/myapp-operator:v<version>, under REGISTRY):
 # static builds of the commit each was released from, in the image image-build makes.
-RELEASED_VERSIONS := 0.2.0 0.3.0
 .PHONY: released-manager-images
-released-manager-images: $(IMAGE_TOOL) $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
+released-manager-images: $(IMAGE_TOOL) $(RELEASED_MANAGER_IMAGES)
 	$(foreach v,$(RELEASED_VERSIONS),$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator:v$(v) \
 		--add $(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)):/manager --entrypoint /manager --user 65532:65532 --push;)
 $(IMAGES_DIR)/manager-v%:
 	mkdir -p $(IMAGES_DIR)
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
-		(cd "$$src" && CGO_ENABLED=0 GOOS=linux go build -trimpath -o $@ ./cmd/main.go)
+		(cd "$$src" && CGO_ENABLED=0 GOOS=linux $(GO_TOOL_BUILD) -trimpath -o $@ ./cmd/main.go)
 
 ##@ Tools (built from source into bin/)
 
@@ -673,13 +702,16 @@ $(OPERATOR_SDK): | $(LOCALBIN)
 $(OLMV1_BIN)/operator-controller: | $(LOCALBIN)
 	$(call go-build-tool,olmv1,$(OLMV1_BIN)/,github.com/operator-framework/operator-controller/cmd/operator-controller \
 		github.com/operator-framework/operator-controller/cmd/catalogd,-tags containers_image_openpgp)
-$(SCORECARD_TEST): | $(LOCALBIN)
+# After operator-sdk: the same module, whose packages it then finds compiled.
+$(SCORECARD_TEST): | $(LOCALBIN) $(OPERATOR_SDK)
 	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
 $(OPM): | $(LOCALBIN)
 	$(call go-build-tool,opm,$@,github.com/operator-framework/operator-registry/cmd/opm,-tags "json1 containers_image_openpgp")
 # OLM's two operators, run out of cluster by the OLM end-to-end test.
-$(OLM_BIN)/olm $(OLM_BIN)/catalog:
-	$(call go-build-tool,olm,$@,github.com/operator-framework/operator-lifecycle-manager/cmd/$(notdir $@))
+# One go build for both, after opm's: the two share most of their packages, and with opm the
+# Kubernetes libraries; two go builds at once would each compile what they share.
+$(OLM_BIN)/olm $(OLM_BIN)/catalog &: | $(LOCALBIN) $(OPM)
+	$(call go-build-tool,olm,$(OLM_BIN)/,$(addprefix github.com/operator-framework/operator-lifecycle-manager/cmd/,olm catalog))
 # Stamp the release into the binaries, as Kubernetes' own build does; otherwise the API server
 # reports v0.0.0 and OLM refuses any CSV with a minKubeVersion.
 K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
@@ -698,18 +730,18 @@ K8S_BUILD_FLAGS = -ldflags "-s -w $(K8S_VERSION_LDFLAGS)"
 $(addprefix $(K8S_BIN)/,$(K8S_BINARIES) etcd) $(KWOK) &:
 	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION), etcd $(ETCD_VERSION) and kwok $(KWOK_VERSION) from the Go module proxy (once per version)"
 	mkdir -p $(K8S_BIN)
-	cd hack/tools/kubernetes && go build $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ \
+	cd hack/tools/kubernetes && $(GO_TOOL_BUILD) $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ \
 		$(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES)) ./etcd sigs.k8s.io/kwok/cmd/kwok
 	mv $(K8S_BIN)/kwok $(KWOK)
 $(addprefix $(K8S_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserver
 	@echo "Building $(K8S_NODE_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
-	cd hack/tools/kubernetes && go build $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_NODE_BINARIES))
+	cd hack/tools/kubernetes && $(GO_TOOL_BUILD) $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_NODE_BINARIES))
 # The image tool (hack/tools/image: images from static binaries, and the registry) and the
 # sandbox image's program; both are ours, so they rebuild when their source changes.
 $(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
-	cd hack/tools/image && go build -o $@ .
+	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ .
 $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
-	cd hack/tools/image && CGO_ENABLED=0 go build -trimpath -o $@ ./pause
+	cd hack/tools/image && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -o $@ ./pause
 
 ##@ Benchmarks
 
@@ -718,3 +750,27 @@ BENCH_SCALE_FLAGS ?= -n 100,1000 -churn 100,1000
 bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/benchmarks.md.
 	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
+
+##@ Every test (test-all)
+
+# A stage of test-all runs serially: the targets of this Makefile are not written to run side
+# by side (e.g. catalog reads bundle/, which bundle rewrites).
+ifeq ($(TEST_ALL_STAGE),1)
+.NOTPARALLEL:
+endif
+test-all-stage = echo "=== test-all: make $(1), $$(date -u +%H:%M:%S) UTC"; $(MAKE) --no-print-directory TEST_ALL_STAGE=1 $(1)
+.PHONY: test-all-verify test-all-test test-all-e2e test-all-olm test-all-olmv1 test-all-realnode test-all-catalog
+test-all-verify: $(VERIFY_TOOLS)
+	@$(call test-all-stage,verify)
+test-all-test: test-all-verify $(TEST_TOOLS)
+	@$(call test-all-stage,test)
+test-all-e2e: test-all-test $(TEST_E2E_TOOLS)
+	@$(call test-all-stage,test-e2e)
+test-all-olm: test-all-e2e $(TEST_OLM_TOOLS)
+	@$(call test-all-stage,test-olm)
+test-all-olmv1: test-all-olm $(TEST_OLMV1_TOOLS)
+	@$(call test-all-stage,test-olmv1)
+test-all-realnode: test-all-olmv1 $(TEST_REALNODE_TOOLS)
+	@$(call test-all-stage,test-realnode)
+test-all-catalog: test-all-realnode $(TEST_CATALOG_TOOLS)
+	@$(call test-all-stage,test-catalog)
