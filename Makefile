@@ -92,7 +92,8 @@ generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
 
 # Two Go modules: the operator's (the repository's root) and test/'s, the suites that need
-# OLM's API and tooling (see test/go.mod). fmt and vet cover both.
+# OLM's API and tooling (see test/go.mod). fmt and vet cover both. vet and lint compile and
+# type-check every package; they run with GOGC=400, as the tool builds do (GO_TOOL_BUILD).
 .PHONY: fmt
 fmt: ## Run go fmt.
 	go fmt ./...
@@ -100,14 +101,14 @@ fmt: ## Run go fmt.
 
 .PHONY: vet
 vet: ## Run go vet.
-	go vet ./...
-	go -C test vet ./...
+	GOGC=400 go vet ./...
+	GOGC=400 go -C test vet ./...
 
 # Every Go module of the repository, linted with the one .golangci.yml.
 LINT_MODULES := . test hack/crdupgrade hack/tools/image
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
-	for m in $(LINT_MODULES); do (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+	for m in $(LINT_MODULES); do (cd $$m && GOGC=400 $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 # The alert rules: config/prometheus/rules holds them as a Prometheus rule file, with its unit
 # tests; the PrometheusRule of config/prometheus is generated from it.
@@ -151,16 +152,18 @@ test: manifests generate fmt vet $(TEST_TOOLS) ## Unit, envtest (real kube-apise
 fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
 	$(call run-fuzz,$(FUZZTIME))
 
-# test-all runs the stages of TEST_ALL_STAGES one after the other, each serially as `make
-# <stage>` alone runs it, and builds the tools of later stages beside the earlier stages
-# (TEST_ALL_JOBS jobs at a time: one stage, the rest tool builds) at the lowest CPU priority. A
-# stage spends most of its time waiting on a cluster and a cold tool build is all CPU, so a cold
-# run keeps both cores busy, while a stage's tests still get the CPU first. A stage starts
-# only once the one before it passed; a failure stops every later stage.
-TEST_ALL_JOBS ?= 3
+# test-all runs the stages of TEST_ALL_STAGES one after the other, each as `make <stage>`
+# alone runs it, while a second make builds the tools of the later stages beside them,
+# TEST_ALL_JOBS at a time, at the lowest CPU priority (hack/test-all.sh says how and why).
+TEST_ALL_STAGES := verify test test-e2e test-olm test-olmv1 test-realnode test-catalog
+TEST_ALL_JOBS ?= 2
+TEST_ALL_MARKS ?= $(LOCALBIN)/.test-all
+# Through a variable, the make of hack/test-all.sh is not this one's sub-make: it makes its
+# own job slots, and `make -n test-all` prints the line instead of running it.
+TEST_ALL_MAKE = $(MAKE)
 .PHONY: test-all
-test-all: ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
-	@$(MAKE) --no-print-directory -j$(TEST_ALL_JOBS) BUILD_NICE="nice -n 19" test-all-catalog
+test-all: | $(LOCALBIN) ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
+	hack/test-all.sh "$(TEST_ALL_MAKE)" $(TEST_ALL_MARKS) $(TEST_ALL_JOBS) $(TEST_ALL_STAGES)
 
 .PHONY: bench
 bench: ## Benchmarks of the pure builders and the status computation.
@@ -678,7 +681,7 @@ $(IMAGES_DIR)/manager-v%:
 ##@ Tools (built from source into bin/)
 
 .PHONY: tools
-tools: $(CONTROLLER_GEN) $(KUSTOMIZE) $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(KUBECTL) ## Build every tool the tests need.
+tools: $(filter-out realnode-packages,$(VERIFY_TOOLS) $(TEST_TOOLS) $(TEST_E2E_TOOLS) $(TEST_OLM_TOOLS) $(TEST_OLMV1_TOOLS) $(TEST_REALNODE_TOOLS) $(TEST_CATALOG_TOOLS)) ## Build every tool the tests need (make -j3 tools builds three at a time).
 
 $(CONTROLLER_GEN): | $(LOCALBIN)
 	$(call go-build-tool,controller-gen,$@,sigs.k8s.io/controller-tools/cmd/controller-gen)
@@ -751,26 +754,15 @@ bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluste
 	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
 
-##@ Every test (test-all)
-
-# A stage of test-all runs serially: the targets of this Makefile are not written to run side
-# by side (e.g. catalog reads bundle/, which bundle rewrites).
-ifeq ($(TEST_ALL_STAGE),1)
-.NOTPARALLEL:
-endif
-test-all-stage = echo "=== test-all: make $(1), $$(date -u +%H:%M:%S) UTC"; $(MAKE) --no-print-directory TEST_ALL_STAGE=1 $(1)
-.PHONY: test-all-verify test-all-test test-all-e2e test-all-olm test-all-olmv1 test-all-realnode test-all-catalog
-test-all-verify: $(VERIFY_TOOLS)
-	@$(call test-all-stage,verify)
-test-all-test: test-all-verify $(TEST_TOOLS)
-	@$(call test-all-stage,test)
-test-all-e2e: test-all-test $(TEST_E2E_TOOLS)
-	@$(call test-all-stage,test-e2e)
-test-all-olm: test-all-e2e $(TEST_OLM_TOOLS)
-	@$(call test-all-stage,test-olm)
-test-all-olmv1: test-all-olm $(TEST_OLMV1_TOOLS)
-	@$(call test-all-stage,test-olmv1)
-test-all-realnode: test-all-olmv1 $(TEST_REALNODE_TOOLS)
-	@$(call test-all-stage,test-realnode)
-test-all-catalog: test-all-realnode $(TEST_CATALOG_TOOLS)
-	@$(call test-all-stage,test-catalog)
+# The tools of each stage of test-all, for its tool make (hack/test-all.sh): each target
+# marks its stage's tools built.
+.PHONY: $(addprefix test-all-tools-,$(TEST_ALL_STAGES))
+test-all-tools-verify: $(VERIFY_TOOLS)
+test-all-tools-test: $(TEST_TOOLS)
+test-all-tools-test-e2e: $(TEST_E2E_TOOLS)
+test-all-tools-test-olm: $(TEST_OLM_TOOLS)
+test-all-tools-test-olmv1: $(TEST_OLMV1_TOOLS)
+test-all-tools-test-realnode: $(TEST_REALNODE_TOOLS)
+test-all-tools-test-catalog: $(TEST_CATALOG_TOOLS)
+$(addprefix test-all-tools-,$(TEST_ALL_STAGES)):
+	@touch $(TEST_ALL_MARKS)/$(patsubst test-all-tools-%,%,$@)
