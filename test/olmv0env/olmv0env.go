@@ -1,13 +1,15 @@
 // Package olmv0env reads and approves OLM v0's Subscriptions, InstallPlans and
 // ClusterServiceVersions for the suites that install the operator through OLM v0 (test/olm on
 // simulated nodes, test/catalog on a real node). Its functions are Ginkgo steps: they fail the
-// spec that calls them, and wait with the suite's default Eventually timeout.
+// spec that calls them, at the caller's line, and wait with the suite's default Eventually
+// timeout.
 package olmv0env
 
 import (
 	"context"
 
-	. "github.com/onsi/gomega" //nolint:revive,staticcheck // Gomega's DSL, as in the suites
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck // Ginkgo's DSL, as in the suites
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck // Gomega's DSL, as in the suites
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +27,7 @@ type Subscription struct {
 // ApproveAndComplete waits for the Subscription's InstallPlan that installs csv, approves it,
 // and waits until OLM has carried it out.
 func (s Subscription) ApproveAndComplete(csv string) {
+	GinkgoHelper()
 	var plan operatorsv1alpha1.InstallPlan
 	Eventually(func(g Gomega) {
 		sub := &operatorsv1alpha1.Subscription{}
@@ -49,6 +52,7 @@ func (s Subscription) ApproveAndComplete(csv string) {
 
 // ExpectSucceeded waits until the CSV reaches Succeeded, and fails at once if it fails.
 func (s Subscription) ExpectSucceeded(csv string) {
+	GinkgoHelper()
 	Eventually(func(g Gomega) operatorsv1alpha1.ClusterServiceVersionPhase {
 		c := &operatorsv1alpha1.ClusterServiceVersion{}
 		g.Expect(s.K8s.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: csv}, c)).To(Succeed())
@@ -59,6 +63,7 @@ func (s Subscription) ExpectSucceeded(csv string) {
 
 // ExpectCSVGone waits until OLM has removed the CSV an upgrade replaced.
 func (s Subscription) ExpectCSVGone(csv string) {
+	GinkgoHelper()
 	Eventually(func() bool {
 		return apierrors.IsNotFound(s.K8s.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}))
 	}).Should(BeTrue(), "the replaced CSV should be removed")
