@@ -754,8 +754,7 @@ bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluste
 	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
 
-# The tools of each stage of test-all, for its tool make (hack/test-all.sh): each target
-# marks its stage's tools built.
+# The tools of each stage of test-all, for its tool make (hack/test-all.sh).
 .PHONY: $(addprefix test-all-tools-,$(TEST_ALL_STAGES))
 test-all-tools-verify: $(VERIFY_TOOLS)
 test-all-tools-test: $(TEST_TOOLS)
@@ -764,5 +763,3 @@ test-all-tools-test-olm: $(TEST_OLM_TOOLS)
 test-all-tools-test-olmv1: $(TEST_OLMV1_TOOLS)
 test-all-tools-test-realnode: $(TEST_REALNODE_TOOLS)
 test-all-tools-test-catalog: $(TEST_CATALOG_TOOLS)
-$(addprefix test-all-tools-,$(TEST_ALL_STAGES)):
-	@touch $(TEST_ALL_MARKS)/$(patsubst test-all-tools-%,%,$@)
