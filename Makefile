@@ -65,9 +65,12 @@ PAUSE ?= $(LOCALBIN)/pause
 # manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
 K8S_BIN ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)-etcd$(ETCD_VERSION)
 KUBECTL ?= $(K8S_BIN)/kubectl
-# A KUBEBUILDER_ASSETS the user set (e.g. from setup-envtest) is used as it is.
+# A KUBEBUILDER_ASSETS the user set (e.g. from setup-envtest) is used as it is. A make run by
+# a recipe of this one finds it in its environment, set to K8S_BIN: it builds them too.
 ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
 KUBEBUILDER_ASSETS := $(K8S_BIN)
+endif
+ifeq ($(KUBEBUILDER_ASSETS),$(K8S_BIN))
 ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd
 endif
 export KUBEBUILDER_ASSETS
