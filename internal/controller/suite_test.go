@@ -139,6 +139,13 @@ func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 	if myApps == nil {
 		myApps = unwatched
 	}
+	// ByObject is keyed by pointer: the MyApp's entry of CacheOptions must go, or the cache
+	// would hold two entries for the kind and use either, at random.
+	for obj := range cacheOpts.ByObject {
+		if _, ok := obj.(*examplev1.MyApp); ok {
+			delete(cacheOpts.ByObject, obj)
+		}
+	}
 	cacheOpts.ByObject[&examplev1.MyApp{}] = cache.ByObject{Label: myApps, Transform: trimMyApp}
 	mgr, err := ctrl.NewManager(mgrCfg, ctrl.Options{
 		Scheme:                 scheme,
