@@ -53,12 +53,19 @@ func series(t *testing.T, reg *prometheus.Registry, name string) map[string]floa
 	return out
 }
 
-func TestRecordAndForget(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
+// registered makes the per-MyApp metrics, registered in reg.
+func registered(tb testing.TB, reg prometheus.Registerer) *MyApps {
+	tb.Helper()
 	m := New()
 	if err := m.Register(reg); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return m
+}
+
+func TestRecordAndForget(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := registered(t, reg)
 	three := int32(3)
 	m.Record(app("nginx:1.27", metav1.ConditionTrue), &three)
 	want := `
@@ -134,10 +141,7 @@ myapp_info{image="nginx:1.27",name="web",namespace="shop"} 1
 // MyApps: gathering the series and writing them in the text format, as the endpoint does.
 func BenchmarkScrape(b *testing.B) {
 	reg := prometheus.NewRegistry()
-	m := New()
-	if err := m.Register(reg); err != nil {
-		b.Fatal(err)
-	}
+	m := registered(b, reg)
 	two := int32(2)
 	for i := range 1000 {
 		a := app("nginx:1.27", metav1.ConditionTrue)
