@@ -169,7 +169,7 @@ test-all: | $(LOCALBIN) ## Every test: generated files, unit, envtest, bundle, s
 	hack/test-all.sh "$(TEST_ALL_MAKE)" $(TEST_ALL_MARKS) $(TEST_ALL_JOBS) $(TEST_ALL_STAGES)
 
 .PHONY: bench
-bench: ## Benchmarks of the pure builders, the status computation and a scrape of the per-MyApp metrics.
+bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computation, a scrape of the per-MyApp metrics, and the server-side apply read-back (against envtest).
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify

@@ -6,6 +6,7 @@ package ssa
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -58,6 +59,21 @@ func Carries[T client.Object, AC runtime.ApplyConfiguration](obj T, cfg AC, extr
 		return false, err
 	}
 	return equality.Semantic.DeepEqual(owned, cfg), nil
+}
+
+// Digest names an intent by the request that applies it: two intents with the same digest
+// send the same body.
+type Digest [sha256.Size]byte
+
+// DigestOf is the digest of cfg: the SHA-256 of the JSON an apply of cfg sends. It costs a
+// fraction of what Carries does (`make bench`), so it serves to remember that an object
+// carried an intent.
+func DigestOf(cfg runtime.ApplyConfiguration) (Digest, error) {
+	body, err := json.Marshal(cfg)
+	if err != nil {
+		return Digest{}, err
+	}
+	return sha256.Sum256(body), nil
 }
 
 // OwnedChanged tells whether what the field manager owns differs between two versions of an

@@ -7,6 +7,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -90,4 +92,59 @@ func TestApplyWithoutForceDoesNotTakeOver(t *testing.T) {
 	g.Expect(k8s.Get(t.Context(), keyOf(obj), obj)).To(Succeed())
 	g.Expect(obj.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
 	g.Expect(obj.Spec.Template.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+}
+
+// sampleIntent is a Deployment intent the size of the operator's for a sample MyApp: labels,
+// a selector, a strategy, one container with a port, a probe, resources and the restricted
+// security defaults.
+func sampleIntent(name string) *appsv1ac.DeploymentApplyConfiguration {
+	labels := map[string]string{"app.kubernetes.io/name": name, "app.kubernetes.io/instance": name,
+		"app.kubernetes.io/managed-by": "myapp-operator"}
+	container := corev1ac.Container().WithName("app").WithImage("nginx:1.27").
+		WithPorts(corev1ac.ContainerPort().WithName("http").WithContainerPort(8080).WithProtocol(corev1.ProtocolTCP)).
+		WithReadinessProbe(corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString("http")))).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")})).
+		WithSecurityContext(corev1ac.SecurityContext().WithAllowPrivilegeEscalation(false).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")))
+	return appsv1ac.Deployment(name, "default").WithLabels(labels).
+		WithOwnerReferences(metav1ac.OwnerReference().WithAPIVersion("example.com/v1").WithKind("MyApp").
+			WithName(name).WithUID("0b8f3c2e-5d7a-4b1e-9c6f-2a4d8e1f7b3c").WithController(true).WithBlockOwnerDeletion(true)).
+		WithSpec(appsv1ac.DeploymentSpec().WithReplicas(2).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(labels)).
+			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RollingUpdateDeploymentStrategyType).
+				WithRollingUpdate(appsv1ac.RollingUpdateDeployment().WithMaxSurge(intstr.FromString("25%")).WithMaxUnavailable(intstr.FromInt32(0)))).
+			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(corev1ac.PodSpec().
+				WithSecurityContext(corev1ac.PodSecurityContext().WithRunAsNonRoot(true).
+					WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+				WithContainers(container))))
+}
+
+// BenchmarkCarries is what telling whether a stored Deployment carries an intent costs: the
+// read-back of the manager's fields from its managedFields, and the comparison.
+func BenchmarkCarries(b *testing.B) {
+	cfg := sampleIntent("bench-carries")
+	obj := &appsv1.Deployment{}
+	if err := Apply(b.Context(), k8s, cfg, obj, "tester", true); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if same, err := Carries(obj, cfg, appsv1ac.ExtractDeployment, "tester"); err != nil || !same {
+			b.Fatalf("carries: %v, %v", same, err)
+		}
+	}
+}
+
+// BenchmarkDigestOf is what naming the same intent by its digest costs, which is what the
+// reconciler pays instead of Carries for a child it already saw carrying the intent.
+func BenchmarkDigestOf(b *testing.B) {
+	cfg := sampleIntent("bench-digest")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DigestOf(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
