@@ -24,6 +24,8 @@ table=(
 	"no-recreate|"
 	"drop-child-updates|"
 	"ready-on-old-pods|"
+	"stale-carried|"
+	"any-intent-carried|"
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "

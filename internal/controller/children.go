@@ -24,6 +24,7 @@ const RepairFieldOwner = "myapp-operator-repair"
 
 // childKind describes how to apply one kind of child.
 type childKind[T client.Object, AC runtime.ApplyConfiguration] struct {
+	name    string
 	newObj  func() T
 	extract ssa.Extractor[T, AC]
 }
@@ -48,12 +49,19 @@ type applied[T client.Object] struct {
 // name in between, the apply conflicts instead of taking it over, and the next reconcile
 // finds it.
 //
+// Whether a child carries its intent is read back from its managedFields once per stored
+// version of the child and intent; r.carried remembers the answer (carried.go).
+//
 // before, when set, runs before an apply over an existing child (the replica hand-over).
 func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
 	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error) (applied[T], error) {
 	name := ssa.NameOf(cfg)
 	existing := kind.newObj()
 	out := applied[T]{obj: existing}
+	intent, err := ssa.DigestOf(cfg)
+	if err != nil {
+		return out, fmt.Errorf("serializing the %s %s: %w", kind.name, name, err)
+	}
 	exists, err := r.cachedChild(ctx, app, name, existing)
 	if err == nil && !exists {
 		exists, err = r.readChild(ctx, r.APIReader, app, name, existing)
@@ -63,9 +71,14 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	}
 	if exists {
 		out.obj, out.before = existing, existing
-		same, err := ssa.Carries(existing, cfg, kind.extract, FieldOwner)
-		if err != nil {
-			return out, fmt.Errorf("reading what the operator owns in %s %s: %w", r.kindOf(existing), name, err)
+		same := r.carried.holds(kind.name, existing, intent)
+		if !same {
+			if same, err = ssa.Carries(existing, cfg, kind.extract, FieldOwner); err != nil {
+				return out, fmt.Errorf("reading what the operator owns in %s %s: %w", kind.name, name, err)
+			}
+			if same {
+				r.carried.remember(kind.name, existing, intent)
+			}
 		}
 		if same {
 			return out, r.dropStaleRepairOwner(ctx, existing)
@@ -82,7 +95,8 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 		return out, err
 	}
 	out.obj, out.wrote, out.created = live, true, !exists
-	kindName := r.kindOf(live)
+	r.carried.remember(kind.name, live, intent)
+	kindName := kind.name
 	if !exists {
 		ch.record(r, app, reasonCreated, kindName, name)
 		log.FromContext(ctx).V(1).Info("Created child", "kind", kindName, "name", name)
@@ -172,6 +186,7 @@ func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp,
 		return &applyError{kind: kind, name: name, err: err}
 	}
 	ch.record(r, app, reasonDeleted, kind, name)
+	r.carried.forget(client.ObjectKeyFromObject(app), kind)
 	return nil
 }
 

@@ -60,6 +60,8 @@ type MyAppReconciler struct {
 	Metrics *metrics.MyApps
 
 	pods cache.Cache
+	// carried remembers which stored children carry their intent (carried.go).
+	carried carriedIntents
 }
 
 // The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
@@ -83,13 +85,13 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	app := &examplev1.MyApp{}
 	if err := r.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forgetMetrics(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		// The garbage collector removes the children through their owner references.
-		r.forgetMetrics(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 
@@ -129,7 +131,10 @@ func (r *MyAppReconciler) recordMetrics(app *examplev1.MyApp, obs status.Observe
 	r.Metrics.Record(app, want)
 }
 
-func (r *MyAppReconciler) forgetMetrics(key types.NamespacedName) {
+// forget drops what the reconciler keeps of a MyApp that is gone or going: its metrics and
+// what its children were known to carry.
+func (r *MyAppReconciler) forget(key types.NamespacedName) {
+	r.carried.forget(key)
 	if r.Metrics != nil {
 		r.Metrics.Forget(key)
 	}
@@ -239,14 +244,14 @@ func templateChanged(before *appsv1.Deployment, cfg *appsv1ac.DeploymentApplyCon
 
 // The kinds of children, with the function that reads back what the operator owns of each.
 var (
-	deploymentKind = childKind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{
+	deploymentKind = childKind[*appsv1.Deployment, *appsv1ac.DeploymentApplyConfiguration]{name: kindDeployment,
 		newObj: func() *appsv1.Deployment { return &appsv1.Deployment{} }, extract: appsv1ac.ExtractDeployment}
-	serviceKind = childKind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{
+	serviceKind = childKind[*corev1.Service, *corev1ac.ServiceApplyConfiguration]{name: kindService,
 		newObj: func() *corev1.Service { return &corev1.Service{} }, extract: corev1ac.ExtractService}
-	autoscalerKind = childKind[*autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration]{
+	autoscalerKind = childKind[*autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration]{name: kindAutoscaler,
 		newObj:  func() *autoscalingv2.HorizontalPodAutoscaler { return &autoscalingv2.HorizontalPodAutoscaler{} },
 		extract: autoscalingv2ac.ExtractHorizontalPodAutoscaler}
-	budgetKind = childKind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{
+	budgetKind = childKind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{name: kindBudget,
 		newObj:  func() *policyv1.PodDisruptionBudget { return &policyv1.PodDisruptionBudget{} },
 		extract: policyv1ac.ExtractPodDisruptionBudget}
 )
