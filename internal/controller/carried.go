@@ -10,15 +10,15 @@ import (
 )
 
 // carriedIntents remembers, for each child, the last intent the operator knows it carries: the
-// intent an apply just sent (the answer is the stored object), or one the read-back of its
-// managedFields (ssa.Carries) found in it. With the intent it keeps the child's UID and
+// intent an apply just sent, when its answer (the stored object) carries it, or one the
+// read-back of its managedFields (ssa.Carries) found in it. With the intent it keeps the child's UID and
 // resourceVersion at that moment. The API server gives a stored object a new resourceVersion
 // with every change, so a child that still shows the same UID and resourceVersion is the same
 // object, and still carries the intent: the reconcile skips the read-back, the largest part of
 // its own CPU when it has nothing to do (docs/performance/tuning.md). Any change to the child
 // (an edit, a status written by a controller, a recreate) or a new intent is a miss, and the
 // read-back decides as before. cluster-api keeps a cache of the same kind in front of its
-// server-side applies, keyed by UID, resourceVersion and request.
+// server-side applies, keyed by the object, its resourceVersion and the request.
 //
 // The entries are the MyApps' own: one per kind of child, dropped when the child is deleted
 // and when the MyApp is gone, so the memory follows the number of MyApps.
@@ -33,6 +33,7 @@ type childKey struct {
 	types.NamespacedName
 }
 
+// carried is what is known of one child: at this UID and resourceVersion it carried intent.
 type carried struct {
 	uid             types.UID
 	resourceVersion string
@@ -82,6 +83,7 @@ func (c *carriedIntents) forget(app types.NamespacedName, kinds ...string) {
 	}
 }
 
+// keyOf is the key of obj as a child of that kind.
 func keyOf(kind string, obj client.Object) childKey {
 	return childKey{kind: kind, NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
 }

@@ -5,7 +5,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,7 +43,6 @@ func TestCarriedIntents(t *testing.T) {
 		"not a stored object (no UID)":       {remember: stored("", "7"), ask: stored("", "7"), kind: kindDeployment, intent: v1},
 		"not a stored object (no version)":   {remember: stored("u1", ""), ask: stored("u1", ""), kind: kindDeployment, intent: v1},
 		"another MyApp's child of that kind": {remember: stored("u1", "7"), ask: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api", UID: "u1", ResourceVersion: "7"}}, kind: kindDeployment, intent: v1},
-		"a Service asked as a Service":       {remember: nil, ask: &corev1.Service{}, kind: kindService, intent: v1},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

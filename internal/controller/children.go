@@ -95,14 +95,18 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 		return out, err
 	}
 	out.obj, out.wrote, out.created = live, true, !exists
-	r.carried.remember(kind.name, live, intent)
-	kindName := kind.name
+	// The answer is remembered only when it carries the intent: a field a mutating webhook
+	// changed on the way is then applied again by the next reconcile.
+	carries, changed, err := ssa.Written(existing, live, exists, cfg, kind.extract, FieldOwner)
+	if err == nil && carries {
+		r.carried.remember(kind.name, live, intent)
+	}
 	if !exists {
-		ch.record(r, app, reasonCreated, kindName, name)
-		log.FromContext(ctx).V(1).Info("Created child", "kind", kindName, "name", name)
-	} else if changed, err := ssa.OwnedChanged(existing, live, kind.extract, FieldOwner); err == nil && changed {
-		ch.record(r, app, reasonUpdated, kindName, name)
-		log.FromContext(ctx).V(1).Info("Updated child", "kind", kindName, "name", name)
+		ch.record(r, app, reasonCreated, kind.name, name)
+		log.FromContext(ctx).V(1).Info("Created child", "kind", kind.name, "name", name)
+	} else if err == nil && changed {
+		ch.record(r, app, reasonUpdated, kind.name, name)
+		log.FromContext(ctx).V(1).Info("Updated child", "kind", kind.name, "name", name)
 	}
 	return out, r.dropStaleRepairOwner(ctx, live)
 }

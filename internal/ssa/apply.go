@@ -76,18 +76,24 @@ func DigestOf(cfg runtime.ApplyConfiguration) (Digest, error) {
 	return sha256.Sum256(body), nil
 }
 
-// OwnedChanged tells whether what the field manager owns differs between two versions of an
-// object: whether an apply changed anything the manager cares about.
-func OwnedChanged[T client.Object, AC runtime.ApplyConfiguration](before, after T, extract Extractor[T, AC], owner string) (bool, error) {
-	a, err := extract(before, owner)
+// Written reads an apply's answer once and tells whether it carries cfg under the field
+// manager's entry (nothing on the way, such as a mutating admission webhook, changed a field
+// the manager sent) and, when the object existed before, whether what the manager owns differs
+// from before's: whether the apply changed anything the manager cares about.
+func Written[T client.Object, AC runtime.ApplyConfiguration](before, after T, existed bool, cfg AC, extract Extractor[T, AC], owner string) (carries, changed bool, err error) {
+	owned, err := extract(after, owner)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	b, err := extract(after, owner)
+	carries = equality.Semantic.DeepEqual(owned, cfg)
+	if !existed {
+		return carries, true, nil
+	}
+	was, err := extract(before, owner)
 	if err != nil {
-		return false, err
+		return carries, false, err
 	}
-	return !equality.Semantic.DeepEqual(a, b), nil
+	return carries, !equality.Semantic.DeepEqual(was, owned), nil
 }
 
 // NameOf reads the name an apply configuration carries ("" for none).

@@ -81,6 +81,43 @@ func TestCarriesSeesOnlyTheManagersFields(t *testing.T) {
 	g.Expect(Owners(obj, "f:spec", "f:template", "f:spec", "f:containers", `k:{"name":"app"}`, "f:image")).To(ConsistOf("someone"))
 }
 
+// TestWritten: an answer that carries the intent says so, and a change of the manager's fields
+// is told from a change that left them as they were; an answer in which someone else's value
+// replaced one the manager sent (what a mutating webhook does) does not carry the intent.
+func TestWritten(t *testing.T) {
+	g := NewWithT(t)
+	cfg := deploymentIntent("written", "nginx:1.27")
+	first := &appsv1.Deployment{}
+	g.Expect(Apply(t.Context(), k8s, cfg, first, "tester", true)).To(Succeed())
+	carries, changed, err := Written(&appsv1.Deployment{}, first, false, cfg, appsv1ac.ExtractDeployment, "tester")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(carries).To(BeTrue(), "a created object carries what created it")
+	g.Expect(changed).To(BeTrue(), "a create is a change")
+
+	again := &appsv1.Deployment{}
+	g.Expect(Apply(t.Context(), k8s, cfg, again, "tester", true)).To(Succeed())
+	carries, changed, err = Written(first, again, true, cfg, appsv1ac.ExtractDeployment, "tester")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(carries).To(BeTrue())
+	g.Expect(changed).To(BeFalse(), "the same intent again changes nothing the manager owns")
+
+	newer := deploymentIntent("written", "nginx:1.28")
+	updated := &appsv1.Deployment{}
+	g.Expect(Apply(t.Context(), k8s, newer, updated, "tester", true)).To(Succeed())
+	carries, changed, err = Written(again, updated, true, newer, appsv1ac.ExtractDeployment, "tester")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(carries).To(BeTrue())
+	g.Expect(changed).To(BeTrue(), "the image moved")
+
+	image := appsv1ac.Deployment("written", "default").WithSpec(appsv1ac.DeploymentSpec().WithTemplate(
+		corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName("app").WithImage("nginx:1.29")))))
+	mutated := &appsv1.Deployment{}
+	g.Expect(Apply(t.Context(), k8s, image, mutated, "webhook", true)).To(Succeed())
+	carries, _, err = Written(updated, mutated, true, newer, appsv1ac.ExtractDeployment, "tester")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(carries).To(BeFalse(), "another manager's value replaced the one sent")
+}
+
 // TestApplyWithoutForceDoesNotTakeOver: an apply that is not forced conflicts with another
 // manager's value instead of taking the field.
 func TestApplyWithoutForceDoesNotTakeOver(t *testing.T) {
