@@ -49,6 +49,8 @@ type result struct {
 	FloorSteps     []stepResult  // the floor, one kind of write at a time
 	Least          time.Duration // the writes no operator can leave out, per MyApp in order, from a client
 	LeastCPU       cpuTimes
+	LeastRequests  time.Duration // the least writes with a GET before each child's apply and the operator's watches open
+	LeastReqCPU    cpuTimes
 	Create         time.Duration // creating the N MyApps
 	Settle         time.Duration // first create until the operator's last request
 	SettleCPU      cpuTimes      // CPU each process used from the first create until settled
@@ -65,7 +67,7 @@ type result struct {
 
 // runRatios are one run's ratios to its raw baseline.
 type runRatios struct {
-	Settled, Least float64
+	Settled, Least, LeastRequests float64
 }
 
 // measureSize runs runSize opts.Runs times and returns the run of the median ratio, with every
@@ -96,14 +98,15 @@ func medianRun(runs []result) result {
 	median := sorted[len(sorted)/2]
 	if len(runs) > 1 {
 		for _, r := range runs {
-			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio()})
+			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio(),
+				LeastRequests: r.LeastRequests.Seconds() / r.Raw.Seconds()})
 		}
 	}
 	return median
 }
 
-// runSize measures one size: the raw baseline, the operator, the floor and the least writes, each on a fresh
-// envtest, so that each starts from the same empty API server. (On a shared one, the phase
+// runSize measures one size: the raw baseline, the operator, the floor, the least writes and the
+// least requests, each on a fresh envtest, so that each starts from the same empty API server. (On a shared one, the phase
 // that runs later pays for the objects of the earlier ones: the API server's ClusterIP
 // allocator, for one, walks every allocated address on each Service create.)
 func runSize(ctx context.Context, opts options, managerBin string, n int) (res result, err error) {
@@ -166,6 +169,20 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 		res.Least, res.LeastCPU, _, err = c.timedSteps(ctx, "least writes", floorNamespace, n,
 			[]writeStep{leastWrites(c.admin, floorNamespace, n, template)})
 		return err
+	}); err != nil {
+		return res, err
+	}
+	if err := onFreshCluster(ctx, filepath.Join(dir, "least-requests"), floorNamespace, func(c *cluster) error {
+		log.Printf("N=%d: least requests: the least writes with a GET before each child's apply and the operator's "+
+			"watches open, %d MyApps at a time", n, concurrency)
+		// Each MyApp makes two MyApp events (its create and its status), one Deployment and one Service event.
+		watches, err := openWatches(ctx, c.adminCfg, floorNamespace, 2*n, n, n)
+		if err != nil {
+			return err
+		}
+		res.LeastRequests, res.LeastReqCPU, _, err = c.timedSteps(ctx, "least requests", floorNamespace, n,
+			[]writeStep{leastRequests(c.admin, floorNamespace, n, template)})
+		return errors.Join(err, watches.close(ctx, time.Minute))
 	}); err != nil {
 		return res, err
 	}

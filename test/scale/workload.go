@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -154,6 +156,27 @@ func (w *operatorWrites) service(ctx context.Context, i int) error {
 	return applyService(ctx, w.c, w.apps[i])
 }
 
+// getService and getDeployment read a new MyApp's child as the operator does on a cache
+// miss, and expect to find none.
+func (w *operatorWrites) getService(ctx context.Context, i int) error {
+	return expectAbsent(ctx, w.c, w.apps[i], &corev1.Service{})
+}
+
+func (w *operatorWrites) getDeployment(ctx context.Context, i int) error {
+	return expectAbsent(ctx, w.c, w.apps[i], &appsv1.Deployment{})
+}
+
+func expectAbsent(ctx context.Context, c client.Client, app *examplev1.MyApp, obj client.Object) error {
+	err := c.Get(ctx, client.ObjectKeyFromObject(app), obj)
+	if err == nil {
+		return fmt.Errorf("reading %T %s: found one before it was applied", obj, app.Name)
+	}
+	if !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading %T %s: %w", obj, app.Name, err)
+	}
+	return nil
+}
+
 func (w *operatorWrites) statusPatch(ctx context.Context, i int) error {
 	app := w.apps[i]
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -207,6 +230,24 @@ func leastWrites(c client.Client, namespace string, n int, status examplev1.MyAp
 	w := newOperatorWrites(c, namespace, n, status)
 	return writeStep{Name: "MyApps' least writes", Count: n, Job: func(ctx context.Context, i int) error {
 		for _, write := range []func(context.Context, int) error{w.create, w.service, w.deployment, w.statusPatch} {
+			if err := write(ctx, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// leastRequests is the least-requests phase's one step: the least writes, each child's apply
+// preceded by the one uncached GET per child the issue allows a new MyApp (it finds nothing),
+// for n MyApps, 10 in flight. The phase runs it with the watches an operator keeps open
+// (openWatches), so it is what any informer-based operator that checks before taking over a
+// child must have the API server do, without the operator's own CPU.
+func leastRequests(c client.Client, namespace string, n int, status examplev1.MyAppStatus) writeStep {
+	w := newOperatorWrites(c, namespace, n, status)
+	return writeStep{Name: "MyApps' least requests", Count: n, Job: func(ctx context.Context, i int) error {
+		for _, write := range []func(context.Context, int) error{w.create, w.getService, w.service,
+			w.getDeployment, w.deployment, w.statusPatch} {
 			if err := write(ctx, i); err != nil {
 				return err
 			}
