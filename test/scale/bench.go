@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,33 +42,35 @@ type options struct {
 
 // result is what one size measured.
 type result struct {
-	N              int
-	Raw            time.Duration // the raw baseline: 2N applies from a client
-	RawCPU         cpuTimes      // CPU each process used during the raw baseline
-	Floor          time.Duration // the operator's writes for N MyApps, sent by a client
-	FloorCPU       cpuTimes
-	FloorSteps     []stepResult  // the floor, one kind of write at a time
-	Least          time.Duration // the writes no operator can leave out, per MyApp in order, from a client
-	LeastCPU       cpuTimes
-	LeastRequests  time.Duration // the least writes with a GET before each child's apply and the operator's watches open
-	LeastReqCPU    cpuTimes
-	Create         time.Duration // creating the N MyApps
-	Settle         time.Duration // first create until the operator's last request
-	SettleCPU      cpuTimes      // CPU each process used from the first create until settled
-	Requests       requestCounts // the operator's requests from first create to settled
-	Quiet          requestCounts // the operator's requests in the quiet window
-	QuietWindow    time.Duration
-	Before         managerStats // the manager with its caches synced, before any MyApp
-	Settled        managerStats
-	After          managerStats  // at the end of the quiet window
-	ScrapeDuration time.Duration // mean time of one read of the manager's metrics while settling
-	APIServer      string
-	Runs           []runRatios // every run of this size, this one among them, when -runs is above 1
+	N               int
+	Raw             time.Duration // the raw baseline: 2N applies from a client
+	RawCPU          cpuTimes      // CPU each process used during the raw baseline
+	Floor           time.Duration // the operator's writes for N MyApps, sent by a client
+	FloorCPU        cpuTimes
+	FloorSteps      []stepResult  // the floor, one kind of write at a time
+	Least           time.Duration // the writes no operator can leave out, per MyApp in order, from a client
+	LeastCPU        cpuTimes
+	LeastWatched    time.Duration // the least writes with an operator's watches open
+	LeastWatchedCPU cpuTimes
+	LeastRequests   time.Duration // the least writes watched, with a GET before each child's apply
+	LeastReqCPU     cpuTimes
+	Create          time.Duration // creating the N MyApps
+	Settle          time.Duration // first create until the operator's last request
+	SettleCPU       cpuTimes      // CPU each process used from the first create until settled
+	Requests        requestCounts // the operator's requests from first create to settled
+	Quiet           requestCounts // the operator's requests in the quiet window
+	QuietWindow     time.Duration
+	Before          managerStats // the manager with its caches synced, before any MyApp
+	Settled         managerStats
+	After           managerStats  // at the end of the quiet window
+	ScrapeDuration  time.Duration // mean time of one read of the manager's metrics while settling
+	APIServer       string
+	Runs            []runRatios // every run of this size, this one among them, when -runs is above 1
 }
 
 // runRatios are one run's ratios to its raw baseline.
 type runRatios struct {
-	Settled, Least, LeastRequests float64
+	Settled, Least, LeastWatched, LeastRequests float64
 }
 
 // measureSize runs runSize opts.Runs times and returns the run of the median ratio, with every
@@ -79,7 +82,7 @@ func measureSize(ctx context.Context, opts options, managerBin string, n int) (r
 		if opts.Runs > 1 {
 			log.Printf("N=%d: run %d of %d", n, k+1, opts.Runs)
 		}
-		res, err := runSize(ctx, opts, managerBin, n)
+		res, err := runSize(ctx, opts, managerBin, n, k)
 		if err != nil {
 			return res, err
 		}
@@ -99,17 +102,18 @@ func medianRun(runs []result) result {
 	if len(runs) > 1 {
 		for _, r := range runs {
 			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio(),
+				LeastWatched:  r.LeastWatched.Seconds() / r.Raw.Seconds(),
 				LeastRequests: r.LeastRequests.Seconds() / r.Raw.Seconds()})
 		}
 	}
 	return median
 }
 
-// runSize measures one size: the raw baseline, the operator, the floor, the least writes and the
-// least requests, each on a fresh envtest, so that each starts from the same empty API server. (On a shared one, the phase
+// runSize measures one size (run: its run's index): the raw baseline, the operator, the floor
+// and the three least phases, each on a fresh envtest, so that each starts from the same empty API server. (On a shared one, the phase
 // that runs later pays for the objects of the earlier ones: the API server's ClusterIP
 // allocator, for one, walks every allocated address on each Service create.)
-func runSize(ctx context.Context, opts options, managerBin string, n int) (res result, err error) {
+func runSize(ctx context.Context, opts options, managerBin string, n, run int) (res result, err error) {
 	res = result{N: n, QuietWindow: opts.Quiet}
 	dir, err := os.MkdirTemp("", "bench-scale-"+strconv.Itoa(n)+"-")
 	if err != nil {
@@ -162,32 +166,61 @@ func runSize(ctx context.Context, opts options, managerBin string, n int) (res r
 	}); err != nil {
 		return res, err
 	}
-	if err := onFreshCluster(ctx, filepath.Join(dir, "least"), floorNamespace, func(c *cluster) error {
-		log.Printf("N=%d: least writes: per MyApp its create, Service and Deployment applies and status, %d MyApps at a time",
-			n, concurrency)
-		var err error
-		res.Least, res.LeastCPU, _, err = c.timedSteps(ctx, "least writes", floorNamespace, n,
-			[]writeStep{leastWrites(c.admin, floorNamespace, n, template)})
-		return err
-	}); err != nil {
-		return res, err
+	// The three least phases run in turn, the other way round on every second run, so that a
+	// drift of the machine's speed within a run does not always fall on the same phase.
+	phases := []leastPhase{
+		{name: "least writes", what: "no watch, no read", watch: false, read: false, wall: &res.Least, cpu: &res.LeastCPU},
+		{name: "least writes, watched", what: "an operator's three watches open", watch: true, read: false, wall: &res.LeastWatched, cpu: &res.LeastWatchedCPU},
+		{name: "least requests", what: "the watches open, a GET before each child's apply", watch: true, read: true, wall: &res.LeastRequests, cpu: &res.LeastReqCPU},
 	}
-	if err := onFreshCluster(ctx, filepath.Join(dir, "least-requests"), floorNamespace, func(c *cluster) error {
-		log.Printf("N=%d: least requests: the least writes with a GET before each child's apply and the operator's "+
-			"watches open, %d MyApps at a time", n, concurrency)
-		// Each MyApp makes two MyApp events (its create and its status), one Deployment and one Service event.
-		watches, err := openWatches(ctx, c.adminCfg, floorNamespace, 2*n, n, n)
-		if err != nil {
-			return err
+	if run%2 == 1 {
+		slices.Reverse(phases)
+	}
+	for _, p := range phases {
+		if err := onFreshCluster(ctx, filepath.Join(dir, strings.ReplaceAll(p.name, " ", "-")), floorNamespace,
+			func(c *cluster) error { return c.measureLeast(ctx, p, n, template) }); err != nil {
+			return res, err
 		}
-		res.LeastRequests, res.LeastReqCPU, _, err = c.timedSteps(ctx, "least requests", floorNamespace, n,
-			[]writeStep{leastRequests(c.admin, floorNamespace, n, template)})
-		return errors.Join(err, watches.close(ctx, time.Minute))
-	}); err != nil {
-		return res, err
 	}
 	_ = os.RemoveAll(dir)
 	return res, nil
+}
+
+// leastPhase is one of the phases in which a client sends the least writes: bare, with an
+// operator's watches open (watch), and with those and a GET before each child's apply (read).
+type leastPhase struct {
+	name        string
+	what        string // for the log
+	watch, read bool
+	wall        *time.Duration
+	cpu         *cpuTimes
+}
+
+// measureLeast times the least phase p for n MyApps.
+func (c *cluster) measureLeast(ctx context.Context, p leastPhase, n int, template examplev1.MyAppStatus) error {
+	log.Printf("N=%d: %s: per MyApp its create, Service and Deployment applies and status (%s), %d MyApps at a time",
+		n, p.name, p.what, concurrency)
+	var watches *operatorWatches
+	if p.watch {
+		var err error
+		// Each MyApp makes two MyApp events (its create and its status) and one event per child.
+		if watches, err = openWatches(ctx, c.adminCfg, floorNamespace, 2*n, n, n); err != nil {
+			return err
+		}
+	}
+	wall, cpu, _, err := c.timedSteps(ctx, p.name, floorNamespace, n,
+		[]writeStep{leastWrites(c.admin, floorNamespace, n, template, p.read)})
+	if watches != nil {
+		if err != nil {
+			watches.stop()
+			return err
+		}
+		if err := watches.close(ctx, time.Minute); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	*p.wall, *p.cpu = wall, cpu
+	return err
 }
 
 // onFreshCluster runs phase on an envtest of its own, stopped afterwards, once the phase's

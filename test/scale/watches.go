@@ -20,8 +20,8 @@ import (
 
 // operatorWatches are the watches every informer-based operator of MyApps keeps open in its
 // namespace, on the MyApps and on the two kinds of children, opened by the benchmark in the
-// least-requests phase so that the API server sends what it sends an operator. Each counts the
-// events it decoded.
+// watched least phases, so that the API server sends and the client decodes what they would for
+// an operator. Each counts the events it decoded.
 type operatorWatches struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -89,8 +89,7 @@ func openWatches(ctx context.Context, cfg *rest.Config, namespace string, wantAp
 // closes them. A watch that ended early or fell short is an error: the phase then did not
 // pay what it claims to.
 func (w *operatorWatches) close(ctx context.Context, timeout time.Duration) error {
-	defer w.wg.Wait()
-	defer w.cancel()
+	defer w.stop()
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		for _, k := range w.kinds {
 			if err, _ := k.err.Load().(error); err != nil {
@@ -102,7 +101,7 @@ func (w *operatorWatches) close(ctx context.Context, timeout time.Duration) erro
 		}
 		return true, nil
 	})
-	if err != nil && wait.Interrupted(err) {
+	if err != nil && wait.Interrupted(err) && ctx.Err() == nil {
 		var short []string
 		for _, k := range w.kinds {
 			if got := int(k.events.Load()); got < k.want {
@@ -112,4 +111,10 @@ func (w *operatorWatches) close(ctx context.Context, timeout time.Duration) erro
 		return fmt.Errorf("the watches decoded too few events within %s: %s", timeout, strings.Join(short, ", "))
 	}
 	return err
+}
+
+// stop closes the watches at once.
+func (w *operatorWatches) stop() {
+	w.cancel()
+	w.wg.Wait()
 }
