@@ -289,8 +289,13 @@ func (m installMode) uninstall() {
 	}).Should(Succeed())
 	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &operatorsv1alpha1.Subscription{
 		ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: pkg}}))).To(Succeed())
-	Expect(client.IgnoreNotFound(k8s.DeleteAllOf(ctx, &operatorsv1alpha1.ClusterServiceVersion{}, client.InNamespace(m.installNS)))).To(Succeed())
+	// The CSVs are deleted again on every poll: a sync of the InstallPlan that the catalog
+	// operator began before the Subscription (and with it the InstallPlan) was deleted can
+	// still create the CSV once more, with nothing left to own it. An administrator runs the
+	// delete again; so does this.
 	Eventually(func(g Gomega) {
+		g.Expect(client.IgnoreNotFound(k8s.DeleteAllOf(ctx, &operatorsv1alpha1.ClusterServiceVersion{},
+			client.InNamespace(m.installNS)))).To(Succeed())
 		csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
 		g.Expect(k8s.List(ctx, csvs)).To(Succeed())
 		for _, c := range csvs.Items {
