@@ -110,9 +110,10 @@ func medianRun(runs []result) result {
 }
 
 // runSize measures one size (run: its run's index): the raw baseline, the operator, the floor
-// and the three least phases, each on a fresh envtest, so that each starts from the same empty API server. (On a shared one, the phase
-// that runs later pays for the objects of the earlier ones: the API server's ClusterIP
-// allocator, for one, walks every allocated address on each Service create.)
+// and the three least phases, each on a fresh envtest, so that each starts from the same empty
+// API server. (On a shared one, the phase that runs later pays for the objects of the earlier
+// ones: the API server's ClusterIP allocator, for one, walks every allocated address on each
+// Service create.)
 func runSize(ctx context.Context, opts options, managerBin string, n, run int) (res result, err error) {
 	res = result{N: n, QuietWindow: opts.Quiet}
 	dir, err := os.MkdirTemp("", "bench-scale-"+strconv.Itoa(n)+"-")
@@ -177,7 +178,7 @@ func runSize(ctx context.Context, opts options, managerBin string, n, run int) (
 		slices.Reverse(phases)
 	}
 	for _, p := range phases {
-		if err := onFreshCluster(ctx, filepath.Join(dir, strings.ReplaceAll(p.name, " ", "-")), floorNamespace,
+		if err := onFreshCluster(ctx, filepath.Join(dir, strings.NewReplacer(", ", "-", " ", "-").Replace(p.name)), floorNamespace,
 			func(c *cluster) error { return c.measureLeast(ctx, p, n, template) }); err != nil {
 			return res, err
 		}
