@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,8 +55,7 @@ func openWatches(ctx context.Context, cfg *rest.Config, namespace string, wantAp
 	} {
 		wi, err := c.Watch(ctx, k.list, client.InNamespace(namespace))
 		if err != nil {
-			cancel()
-			w.wg.Wait()
+			w.stop()
 			return nil, fmt.Errorf("watching %s: %w", k.name, err)
 		}
 		kind := &watchedKind{name: k.name, want: k.want}
@@ -90,7 +88,7 @@ func openWatches(ctx context.Context, cfg *rest.Config, namespace string, wantAp
 // pay what it claims to.
 func (w *operatorWatches) close(ctx context.Context, timeout time.Duration) error {
 	defer w.stop()
-	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+	err := waitFor(ctx, timeout, "the watches to decode the events the writes made", func(context.Context) (bool, error) {
 		for _, k := range w.kinds {
 			if err, _ := k.err.Load().(error); err != nil {
 				return false, err
@@ -101,16 +99,16 @@ func (w *operatorWatches) close(ctx context.Context, timeout time.Duration) erro
 		}
 		return true, nil
 	})
-	if err != nil && wait.Interrupted(err) && ctx.Err() == nil {
-		var short []string
-		for _, k := range w.kinds {
-			if got := int(k.events.Load()); got < k.want {
-				short = append(short, fmt.Sprintf("%s %d of %d", k.name, got, k.want))
-			}
-		}
-		return fmt.Errorf("the watches decoded too few events within %s: %s", timeout, strings.Join(short, ", "))
+	if err == nil || ctx.Err() != nil {
+		return err
 	}
-	return err
+	var short []string
+	for _, k := range w.kinds {
+		if got := int(k.events.Load()); got < k.want {
+			short = append(short, fmt.Sprintf("%s %d of %d", k.name, got, k.want))
+		}
+	}
+	return fmt.Errorf("%w (decoded: %s)", err, strings.Join(short, ", "))
 }
 
 // stop closes the watches at once.
