@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestFindProcess(t *testing.T) {
@@ -15,9 +17,18 @@ func TestFindProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	pid, err := findProcess("sleep", arg)
+	// Start returns once the child has begun its exec; the kernel shows the new arguments in
+	// /proc a moment later, so the test polls for them.
+	var (
+		pid     int
+		findErr error
+	)
+	err := waitFor(t.Context(), 10*time.Second, "sleep to show its arguments", func(context.Context) (bool, error) {
+		pid, findErr = findProcess("sleep", arg)
+		return findErr == nil, nil
+	})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; last: %v", err, findErr)
 	}
 	if pid != cmd.Process.Pid {
 		t.Errorf("found pid %d, want %d", pid, cmd.Process.Pid)
