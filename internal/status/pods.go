@@ -3,7 +3,6 @@ package status
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -14,6 +13,9 @@ import (
 // user must fix, as the kubelet reports it in the pod's status.
 type ContainerWaiting struct {
 	Pod, Container string
+	// Image is the image the container runs (its pod's spec), which may be an older
+	// template's.
+	Image string
 	// Reason and Message are the kubelet's (containerStatuses[].state.waiting).
 	Reason, Message string
 }
@@ -63,27 +65,24 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 		return nil
 	}
 	reason := podReasons[first.Reason]
+	image := cmp.Or(first.Image, app.Spec.Image)
+	// The kubelet's and the registry's messages vary between attempts and name pods; they
+	// stay out of the status, which is built from the reason, the container and its image.
+	// `kubectl describe pods` shows them.
 	var msg string
 	switch reason {
 	case examplev1.ReasonCreateContainerConfigError:
-		detail := podNameInMessage.ReplaceAllString(strings.TrimSpace(first.Message), "")
-		msg = fmt.Sprintf("The pods of MyApp %s cannot start container %s: %s. %s", app.Name, first.Container, detail, configHint(detail))
+		msg = fmt.Sprintf("The pods of MyApp %s cannot create container %s from its configuration (CreateContainerConfigError). %s; "+
+			"`kubectl describe pods -l %s=%s` shows the kubelet's answer", app.Name, first.Container, configHint(first.Message), selectorLabel, app.Name)
 	case examplev1.ReasonInvalidImageName:
-		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, app.Spec.Image)
+		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, image)
 	default:
-		// The registry's answer varies between attempts (and between ErrImagePull and
-		// ImagePullBackOff), so it stays out of the status; kubectl describe shows it.
 		msg = fmt.Sprintf("The pods of MyApp %s cannot pull image %q. Check spec.image, and spec.imagePullSecrets for a "+
-			"private registry; `kubectl describe pods -l myapp.example.com/name=%s` shows the registry's answer",
-			app.Name, app.Spec.Image, app.Name)
+			"private registry; `kubectl describe pods -l %s=%s` shows the registry's answer",
+			app.Name, image, selectorLabel, app.Name)
 	}
 	return &Failure{Reason: reason, Message: msg}
 }
-
-// podNameInMessage matches the pod the kubelet names at the end of some messages, e.g.
-// `container has runAsNonRoot and image will run as root (pod: "web-5d4b8-x_ns(uid)",
-// container: app)`: the pod changes, the problem does not.
-var podNameInMessage = regexp.MustCompile(`\s*\(pod: "[^"]*", container: [^)]*\)$`)
 
 // configHint says what to fix for a CreateContainerConfigError, from the kubelet's message.
 func configHint(kubeletMessage string) string {

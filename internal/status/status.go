@@ -22,6 +22,10 @@ type Failure struct {
 	// Terminal problems need the user (or someone else) to act: they make the MyApp
 	// Stalled. The others are retried by the operator and only make it Degraded.
 	Terminal bool
+	// ServedWithout marks a problem with a child the app serves without (the autoscaler,
+	// the disruption budget): while the Deployment serves the current template, such a
+	// problem is Degraded, not Stalled.
+	ServedWithout bool
 }
 
 // Observed is what the reconciler saw after applying the MyApp's children.
@@ -29,10 +33,10 @@ type Observed struct {
 	// Deployment is the MyApp's Deployment as last seen (the apply's answer, or the cached
 	// copy when the apply was skipped or failed), or nil if there is none.
 	Deployment *appsv1.Deployment
-	// TemplateChanged says that this reconcile applied a new pod template to the Deployment
-	// (or created it): until the deployment controller has observed it, the Deployment's
-	// status describes the pods of the old template.
-	TemplateChanged bool
+	// DeploymentStale says that the stored Deployment does not carry the MyApp's current
+	// intent: its apply failed, or the spec cannot be built into one. Its pods then run an
+	// older spec, whatever their status says.
+	DeploymentStale bool
 	// Autoscaler is the MyApp's HorizontalPodAutoscaler while autoscaling is on, or nil.
 	Autoscaler *autoscalingv2.HorizontalPodAutoscaler
 	// Pods are the containers of the MyApp's pods that wait for something the user must fix

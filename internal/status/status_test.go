@@ -82,27 +82,56 @@ func TestConditions(t *testing.T) {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 4, 1, 3, 3, true)},
 			want: want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut},
 		},
-		"scale-up with enough pods available keeps Ready": {
+		"a scale-up is not Ready until its pods are there, as kubectl rollout status waits": {
 			obs:  Observed{Deployment: deployment(3, 3, 5, 3, 3, 3, 3, true)},
-			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
+			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
 		},
-		"a scale not yet observed keeps Ready and is under way until its pods are there": {
-			obs:      Observed{Deployment: deployment(3, 2, 5, 3, 3, 3, 3, true)},
-			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: examplev1.ReasonAvailable, Message: "m"}},
-			want:     want{ready: true, readyReason: examplev1.ReasonAvailable, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
-		},
-		"a new template not yet observed is not Ready": {
-			obs:      Observed{Deployment: deployment(3, 2, 3, 3, 3, 3, 3, true), TemplateChanged: true},
+		"a spec not yet observed is not Ready, whatever Ready said before": {
+			obs:      Observed{Deployment: deployment(3, 2, 3, 3, 3, 3, 3, true)},
 			previous: []metav1.Condition{{Type: examplev1.ConditionReady, Status: metav1.ConditionTrue, Reason: examplev1.ReasonAvailable, Message: "m"}},
 			want:     want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut},
 		},
-		"all pods there but the Deployment not Available is under way, not done": {
+		"a Deployment that does not take the current spec is not Ready, however well it serves the old one": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+				Failures: []Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}},
+			want: want{readyReason: examplev1.ReasonApplyFailed, reconciling: true, reconcilingReason: examplev1.ReasonApplyFailed,
+				degraded: true, degradedReason: examplev1.ReasonApplyFailed},
+		},
+		"every pod of the current template created, none available, though the Deployment says Available": {
+			obs:  Observed{Deployment: deployment(2, 2, 1, 1, 1, 0, 0, true)},
+			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
+		},
+		"the extra pods of a scale-up refused while the current template serves": {
+			obs: Observed{Deployment: withCondition(deployment(2, 2, 5, 2, 2, 2, 2, true), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: "exceeded quota: compute"})},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete,
+				degraded: true, degradedReason: examplev1.ReasonReplicaFailure},
+		},
+		"a scale-up past its progress deadline while the current template serves": {
+			obs: Observed{Deployment: withCondition(deployment(2, 2, 5, 5, 5, 2, 2, true), appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})},
+			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling,
+				degraded: true, degradedReason: examplev1.ReasonProgressDeadlineExceeded},
+		},
+		"an autoscaler the API server refuses while the app serves": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, true),
+				Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true, ServedWithout: true}}},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete,
+				degraded: true, degradedReason: examplev1.ReasonChildRejected},
+		},
+		"an autoscaler the API server refuses while nothing serves": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 0, 0, false),
+				Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true, ServedWithout: true}}},
+			want: want{readyReason: examplev1.ReasonChildRejected, reconcilingReason: examplev1.ReasonChildRejected,
+				stalled: true, stalledReason: examplev1.ReasonChildRejected, degraded: true, degradedReason: examplev1.ReasonChildRejected},
+		},
+		"all pods there and available: the counts decide, not the Available condition": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, false)},
-			want: want{readyReason: examplev1.ReasonUnavailable, reconciling: true, reconcilingReason: examplev1.ReasonUnavailable},
+			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete},
 		},
 		"rolled out but pods no longer available": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 1, 1, false)},
-			want: want{readyReason: examplev1.ReasonScaling, reconciling: true, reconcilingReason: examplev1.ReasonScaling},
+			want: want{readyReason: examplev1.ReasonUnavailable, reconciling: true, reconcilingReason: examplev1.ReasonUnavailable},
 		},
 		"progress deadline exceeded": {
 			obs: Observed{Deployment: withCondition(deployment(2, 2, 3, 4, 1, 3, 3, true), appsv1.DeploymentCondition{
@@ -212,7 +241,8 @@ func TestComputeCountsAndTimes(t *testing.T) {
 // TestNothingNewBeforeTheDeploymentControllerLooks checks that the reconciles after the one
 // that applied a pod template (each child's event brings one) compute the status that one
 // wrote, while the deployment controller has not observed the template: nothing new is known,
-// so nothing is written again.
+// so nothing is written again. The status depends on nothing but stored state: no reconcile
+// needs to know that an earlier one applied the template.
 func TestNothingNewBeforeTheDeploymentControllerLooks(t *testing.T) {
 	for name, d := range map[string]*appsv1.Deployment{
 		"a new Deployment":                deployment(1, 0, 2, 0, 0, 0, 0, false),
@@ -222,7 +252,8 @@ func TestNothingNewBeforeTheDeploymentControllerLooks(t *testing.T) {
 			g := NewWithT(t)
 			app := &examplev1.MyApp{}
 			app.Generation = 1
-			applied := Compute(app, Observed{Deployment: d, TemplateChanged: true}, t0)
+			applied := Compute(app, Observed{Deployment: d}, t0)
+			g.Expect(meta.IsStatusConditionTrue(applied.Conditions, examplev1.ConditionReady)).To(BeFalse())
 			app.Status = applied
 			g.Expect(Compute(app, Observed{Deployment: d}, t1)).To(Equal(applied))
 		})

@@ -63,9 +63,15 @@ func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
 		"autoscaler without metrics past the grace": {status.Observed{Deployment: deployment(2, 2, 2, 2),
 			Autoscaler: noMetricsSince(time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))}, kstatus.CurrentStatus},
 		"autoscaler that cannot scale": {status.Observed{Deployment: deployment(2, 2, 2, 2), Autoscaler: cannotScale()}, kstatus.CurrentStatus},
-		"a new template applied, not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 3, 3, 3)),
-			TemplateChanged: true}, kstatus.InProgressStatus},
-		"a scale-down not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 5, 5, 5))}, kstatus.CurrentStatus},
+		"a new spec applied, not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 3, 3, 3))}, kstatus.InProgressStatus},
+		"a new template whose apply failed": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			Failures: []status.Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}}, kstatus.InProgressStatus},
+		"no surge: the one pod replaced, the new one not yet available": {status.Observed{Deployment: deployment(1, 1, 1, 0,
+			appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue})}, kstatus.InProgressStatus},
+		"the extra pods of a scale-up refused by a quota": {status.Observed{Deployment: deployment(5, 2, 2, 2,
+			appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate"})}, kstatus.CurrentStatus},
+		"an autoscaler refused while the app serves": {status.Observed{Deployment: deployment(2, 2, 2, 2),
+			Failures: []status.Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true, ServedWithout: true}}}, kstatus.CurrentStatus},
 	}
 	argo := map[kstatus.Status]string{kstatus.CurrentStatus: "Healthy", kstatus.InProgressStatus: "Progressing", kstatus.FailedStatus: "Degraded"}
 	for name, tc := range cases {
