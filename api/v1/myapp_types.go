@@ -26,6 +26,7 @@ type MyAppSpec struct {
 	// until replicas is set (a value other than 1, or a 1 sent with server-side apply).
 	// Defaults to 1.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	// +kubebuilder:default=1
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
@@ -307,6 +308,7 @@ type AutoScalingSpec struct {
 
 	// MinReplicas is the fewest pods the autoscaler keeps.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +kubebuilder:default=1
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Minimum replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
@@ -314,6 +316,7 @@ type AutoScalingSpec struct {
 
 	// MaxReplicas is the most pods the autoscaler may run; required when enabled.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Maximum replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
@@ -352,21 +355,25 @@ type MyAppStatus struct {
 
 	// Replicas is the number of pods the Deployment runs, of any template; the scale
 	// subresource reports it.
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
 	Replicas int32 `json:"replicas,omitempty"`
 
 	// UpdatedReplicas is the number of pods that run the current pod template.
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Updated replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
 	UpdatedReplicas int32 `json:"updatedReplicas,omitempty"`
 
 	// ReadyReplicas is the number of the Deployment's pods that are ready.
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Ready replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
 	// AvailableReplicas is the number of the Deployment's pods that are available.
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Available replicas",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:podCount"}
 	AvailableReplicas int32 `json:"availableReplicas,omitempty"`

@@ -153,7 +153,7 @@ func TestAdmissionRejects(t *testing.T) {
 		{"privileged-without-escalation", `{"image":"nginx","securityContext":{"privileged":true,"allowPrivilegeEscalation":false}}`, "spec.securityContext", "allowPrivilegeEscalation must not be false"},
 		{"sys-admin-without-escalation", `{"image":"nginx","securityContext":{"capabilities":{"add":["CAP_SYS_ADMIN"]},"allowPrivilegeEscalation":false}}`, "spec.securityContext", "allowPrivilegeEscalation must not be false"},
 		{"rolling-update-bad-percent", `{"image":"nginx","rollingUpdate":{"maxUnavailable":"150%"}}`, "spec.rollingUpdate.maxUnavailable", "percentage from 0% to 100%"},
-		{"rolling-update-negative", `{"image":"nginx","rollingUpdate":{"maxSurge":-1}}`, "spec.rollingUpdate.maxSurge", "non-negative"},
+		{"rolling-update-negative", `{"image":"nginx","rollingUpdate":{"maxSurge":-1}}`, "spec.rollingUpdate.maxSurge", "number from 0 to 2147483647"},
 		{"pdb-both", `{"image":"nginx","podDisruptionBudget":{"minAvailable":1,"maxUnavailable":1}}`, "spec.podDisruptionBudget", "exactly one of minAvailable and maxUnavailable"},
 		{"pdb-neither", `{"image":"nginx","podDisruptionBudget":{}}`, "spec.podDisruptionBudget", "exactly one"},
 		{"pdb-bad-percent", `{"image":"nginx","podDisruptionBudget":{"minAvailable":"half"}}`, "spec.podDisruptionBudget.minAvailable", "percentage"},

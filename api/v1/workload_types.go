@@ -29,27 +29,32 @@ type Probe struct {
 	// InitialDelaySeconds is how long after the container starts the first probe runs.
 	// Defaults to 0.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	InitialDelaySeconds *int32 `json:"initialDelaySeconds,omitempty"`
 
 	// PeriodSeconds is how often the probe runs. Defaults to 10.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	PeriodSeconds *int32 `json:"periodSeconds,omitempty"`
 
 	// TimeoutSeconds is how long one probe may take. Defaults to 1.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 
 	// SuccessThreshold is how many successes in a row count as passing after a failure.
 	// Defaults to 1; liveness and startup probes accept only 1.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
 
 	// FailureThreshold is how many failures in a row count as failing. Defaults to 3.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +optional
 	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
 }
@@ -135,12 +140,12 @@ type ExecProbe struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.maxSurge) || !has(self.maxUnavailable) || !((type(self.maxSurge) == int ? self.maxSurge == 0 : self.maxSurge.matches('^0+%$')) && (type(self.maxUnavailable) == int ? self.maxUnavailable == 0 : self.maxUnavailable.matches('^0+%$')))",message="maxSurge and maxUnavailable must not both be 0",fieldPath=".maxUnavailable"
 type RollingUpdate struct {
 	// MaxSurge is how many pods may run above the desired count during a rollout.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$')",message="must be a non-negative number or a percentage such as 25%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*[0-9]{1,10}%$') && int(self.replace('%', '')) <= 2147483647",message="must be a number from 0 to 2147483647 or a percentage such as 25%"
 	// +optional
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
 
 	// MaxUnavailable is how many of the desired pods may be unavailable during a rollout.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$') && int(self.replace('%', '')) <= 100",message="must be a non-negative number or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*[0-9]{1,3}%$') && int(self.replace('%', '')) <= 100",message="must be a number from 0 to 2147483647 or a percentage from 0% to 100%"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
@@ -151,12 +156,12 @@ type RollingUpdate struct {
 // +kubebuilder:validation:XValidation:rule="has(self.minAvailable) != has(self.maxUnavailable)",message="exactly one of minAvailable and maxUnavailable must be set"
 type PodDisruptionBudgetSpec struct {
 	// MinAvailable is how many pods must stay available during a disruption.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$') && int(self.replace('%', '')) <= 100",message="must be a non-negative number or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*[0-9]{1,3}%$') && int(self.replace('%', '')) <= 100",message="must be a number from 0 to 2147483647 or a percentage from 0% to 100%"
 	// +optional
 	MinAvailable *intstr.IntOrString `json:"minAvailable,omitempty"`
 
 	// MaxUnavailable is how many pods may be unavailable during a disruption.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^[0-9]+%$') && int(self.replace('%', '')) <= 100",message="must be a non-negative number or a percentage from 0% to 100%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 && self <= 2147483647 : self.matches('^0*[0-9]{1,3}%$') && int(self.replace('%', '')) <= 100",message="must be a number from 0 to 2147483647 or a percentage from 0% to 100%"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }

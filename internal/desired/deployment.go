@@ -1,7 +1,13 @@
 package desired
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
@@ -35,6 +41,12 @@ func Deployment(app *examplev1.MyApp, migrating bool) (*appsv1ac.DeploymentApply
 		spec.WithReplicas(replicas(app))
 	}
 	if ru := app.Spec.RollingUpdate; ru != nil && (ru.MaxSurge != nil || ru.MaxUnavailable != nil) {
+		if err := countOrPercent("spec.rollingUpdate.maxSurge", ru.MaxSurge, false); err != nil {
+			return nil, err
+		}
+		if err := countOrPercent("spec.rollingUpdate.maxUnavailable", ru.MaxUnavailable, true); err != nil {
+			return nil, err
+		}
 		rolling := appsv1ac.RollingUpdateDeployment()
 		if ru.MaxSurge != nil {
 			rolling.WithMaxSurge(*ru.MaxSurge)
@@ -55,4 +67,34 @@ func Deployment(app *examplev1.MyApp, migrating bool) (*appsv1ac.DeploymentApply
 		d.WithAnnotations(map[string]string{AnnotationSelectorMigration: SelectorMigrationFrom020})
 	}
 	return d, nil
+}
+
+// percentPattern is a percentage as Kubernetes reads one: digits and '%'.
+var percentPattern = regexp.MustCompile(`^[0-9]+%$`)
+
+// countOrPercent checks an int-or-string as decoded, as admission does: a count of pods from
+// 0 to MaxInt32, or a percentage (of at most 100% when upTo100 is set). An integer that
+// does not fit in int32 decodes as its text in a string (api/v1/intorpercent.go) and is
+// reported here, so that the object never reaches the API server as a child it refuses.
+func countOrPercent(field string, v *intstr.IntOrString, upTo100 bool) error {
+	if v == nil {
+		return nil
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return &InvalidSpecError{Field: field, Message: fmt.Sprintf("%d is negative: must be a number from 0 to %d or a percentage", v.IntVal, examplev1.MaxInt32)}
+		}
+		return nil
+	}
+	if !percentPattern.MatchString(v.StrVal) {
+		return &InvalidSpecError{Field: field, Message: fmt.Sprintf("%q is not a number from 0 to %d or a percentage such as 25%%", v.StrVal, examplev1.MaxInt32)}
+	}
+	if n, err := strconv.ParseInt(strings.TrimSuffix(v.StrVal, "%"), 10, 32); err != nil || (upTo100 && n > 100) {
+		limit := fmt.Sprintf("%d%%", examplev1.MaxInt32)
+		if upTo100 {
+			limit = "100%"
+		}
+		return &InvalidSpecError{Field: field, Message: fmt.Sprintf("%q is above %s", v.StrVal, limit)}
+	}
+	return nil
 }

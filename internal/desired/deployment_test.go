@@ -1,12 +1,14 @@
 package desired
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -181,4 +183,40 @@ func BenchmarkDeployment(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestDeploymentRollingUpdateOutOfRange: a maxSurge or maxUnavailable that the Go type
+// cannot hold, stored before admission bounded it, decodes and is reported as an invalid
+// spec naming the field, never sent as a Deployment the API server refuses.
+func TestDeploymentRollingUpdateOutOfRange(t *testing.T) {
+	cases := map[string]struct {
+		rollingUpdate string
+		field         string
+	}{
+		"surge past int32":              {`{"maxSurge":2147483648}`, "spec.rollingUpdate.maxSurge"},
+		"surge far past int64":          {`{"maxSurge":100000000000000000000}`, "spec.rollingUpdate.maxSurge"},
+		"surge a fraction":              {`{"maxSurge":1.5}`, "spec.rollingUpdate.maxSurge"},
+		"surge percentage past int32":   {`{"maxSurge":"2147483648%"}`, "spec.rollingUpdate.maxSurge"},
+		"unavailable past int32":        {`{"maxUnavailable":2147483648}`, "spec.rollingUpdate.maxUnavailable"},
+		"unavailable negative":          {`{"maxUnavailable":-1}`, "spec.rollingUpdate.maxUnavailable"},
+		"unavailable above 100 percent": {`{"maxUnavailable":"101%"}`, "spec.rollingUpdate.maxUnavailable"},
+		"unavailable not a percentage":  {`{"maxUnavailable":"half"}`, "spec.rollingUpdate.maxUnavailable"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := newApp(nil)
+			g.Expect(json.Unmarshal([]byte(`{"image":"nginx","rollingUpdate":`+tc.rollingUpdate+`}`), &app.Spec)).To(Succeed())
+			_, err := Deployment(app, false)
+			var invalid *InvalidSpecError
+			g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
+			g.Expect(invalid.Field).To(Equal(tc.field))
+		})
+	}
+	g := NewWithT(t)
+	app := newApp(nil)
+	g.Expect(json.Unmarshal([]byte(`{"image":"nginx","rollingUpdate":{"maxSurge":2147483647,"maxUnavailable":"100%"}}`), &app.Spec)).To(Succeed())
+	d, err := Deployment(app, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*d.Spec.Strategy.RollingUpdate.MaxSurge).To(Equal(intstr.FromInt32(2147483647)))
 }

@@ -53,6 +53,10 @@ var ValidMyApps = []ValidMyApp{
 	{"fraction-as-string", `{"image":"nginx","resources":{"requests":{"cpu":"0.5"},"limits":{"cpu":"1.5"}}}`},
 	{"boundaries", `{"image":"nginx","port":65535,"replicas":0,"rollingUpdate":{"maxSurge":0,"maxUnavailable":"100%"},"podDisruptionBudget":{"maxUnavailable":0},
 			"autoScaling":{"enabled":true,"minReplicas":1,"maxReplicas":1,"targetCPUUtilizationPercentage":100}}`},
+	// The largest integers admission accepts: each fits the Go types and the children.
+	{"largest-integers", `{"image":"nginx","rollingUpdate":{"maxSurge":2147483647,"maxUnavailable":"0100%"},"podDisruptionBudget":{"maxUnavailable":2147483647},
+			"readinessProbe":{"tcpSocket":{},"initialDelaySeconds":2147483647,"periodSeconds":2147483647,"timeoutSeconds":2147483647,"successThreshold":2147483647,"failureThreshold":2147483647},
+			"autoScaling":{"enabled":true,"minReplicas":2147483647,"maxReplicas":2147483647}}`},
 }
 
 // ManyEnv is n distinct environment variables as JSON list items.
