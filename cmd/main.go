@@ -27,6 +27,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
+	"github.com/example/myapp-operator/internal/health"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/metricsauth"
 )
@@ -154,7 +155,9 @@ func main() {
 		utilruntime.Must(mgr.Add(certWatcher))
 	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
-	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
+	// Ready once every informer has listed its kind: a replica whose cache cannot sync
+	// reconciles nothing.
+	utilruntime.Must(mgr.AddReadyzCheck("cache-synced", health.CacheSynced(mgr.GetCache(), 200*time.Millisecond)))
 
 	log.Info("Starting the manager")
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
