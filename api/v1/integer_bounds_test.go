@@ -58,6 +58,13 @@ var requiredFillers = map[string]any{
 	"value":             "v",
 }
 
+// siblingFillers are what the object holding an integer needs beside it for admission to
+// judge the integer alone: Kubernetes accepts tolerationSeconds only with the NoExecute
+// effect, for example.
+var siblingFillers = map[string]map[string]any{
+	"tolerationSeconds": {"operator": "Exists", "effect": "NoExecute"},
+}
+
 // probeHandlers are the handlers of a Probe, of which exactly one is set.
 var probeHandlers = []string{"httpGet", "tcpSocket", "grpc", "exec"}
 
@@ -115,6 +122,11 @@ func specWith(t *testing.T, root apiextensionsv1.JSONSchemaProps, path []string,
 			return map[string]any{mapKeyFiller: build(*node.AdditionalProperties.Schema, rest[1:])}
 		}
 		obj := map[string]any{rest[0]: build(node.Properties[rest[0]], rest[1:])}
+		if len(rest) == 1 {
+			for k, v := range siblingFillers[rest[0]] {
+				obj[k] = v
+			}
+		}
 		for _, req := range node.Required {
 			if _, set := obj[req]; set {
 				continue

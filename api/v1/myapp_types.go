@@ -119,6 +119,13 @@ type MyAppSpec struct {
 	// CAP_SYS_ADMIN, gets no allowPrivilegeEscalation default: Kubernetes refuses
 	// allowPrivilegeEscalation false beside either.
 	// +kubebuilder:validation:XValidation:rule="!has(self.allowPrivilegeEscalation) || self.allowPrivilegeEscalation || !((has(self.privileged) && self.privileged) || (has(self.capabilities) && has(self.capabilities.add) && self.capabilities.add.exists(c, c == 'CAP_SYS_ADMIN')))",message="allowPrivilegeEscalation must not be false for a privileged container or one that adds CAP_SYS_ADMIN: Kubernetes refuses such a pod"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || (self.runAsUser >= 0 && self.runAsUser <= 2147483647)",message="must be from 0 to 2147483647",fieldPath=".runAsUser"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsGroup) || (self.runAsGroup >= 0 && self.runAsGroup <= 2147483647)",message="must be from 0 to 2147483647",fieldPath=".runAsGroup"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="type must be RuntimeDefault, Unconfined or Localhost",fieldPath=".seccompProfile.type"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || (self.seccompProfile.type == 'Localhost') == has(self.seccompProfile.localhostProfile)",message="localhostProfile must be set when, and only when, type is Localhost",fieldPath=".seccompProfile"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="type must be RuntimeDefault, Unconfined or Localhost",fieldPath=".appArmorProfile.type"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || (self.appArmorProfile.type == 'Localhost') == has(self.appArmorProfile.localhostProfile)",message="localhostProfile must be set when, and only when, type is Localhost",fieldPath=".appArmorProfile"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || !has(self.seccompProfile.localhostProfile) || (self.seccompProfile.localhostProfile != '' && !self.seccompProfile.localhostProfile.startsWith('/') && !self.seccompProfile.localhostProfile.matches('(^|/)[.][.](/|$)'))",message="localhostProfile must be a relative path without '..'",fieldPath=".seccompProfile.localhostProfile"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Container security context"
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
@@ -126,6 +133,17 @@ type MyAppSpec struct {
 	// PodSecurityContext is the pod's security context. Fields left out take the defaults of
 	// the "restricted" Pod Security Standard: runAsNonRoot true and seccompProfile
 	// {type: RuntimeDefault}. Set runAsNonRoot false for an image that must run as root.
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || (self.runAsUser >= 0 && self.runAsUser <= 2147483647)",message="must be from 0 to 2147483647",fieldPath=".runAsUser"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsGroup) || (self.runAsGroup >= 0 && self.runAsGroup <= 2147483647)",message="must be from 0 to 2147483647",fieldPath=".runAsGroup"
+	// +kubebuilder:validation:XValidation:rule="!has(self.fsGroup) || (self.fsGroup >= 0 && self.fsGroup <= 2147483647)",message="must be from 0 to 2147483647",fieldPath=".fsGroup"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="type must be RuntimeDefault, Unconfined or Localhost",fieldPath=".seccompProfile.type"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || (self.seccompProfile.type == 'Localhost') == has(self.seccompProfile.localhostProfile)",message="localhostProfile must be set when, and only when, type is Localhost",fieldPath=".seccompProfile"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="type must be RuntimeDefault, Unconfined or Localhost",fieldPath=".appArmorProfile.type"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || (self.appArmorProfile.type == 'Localhost') == has(self.appArmorProfile.localhostProfile)",message="localhostProfile must be set when, and only when, type is Localhost",fieldPath=".appArmorProfile"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || !has(self.seccompProfile.localhostProfile) || (self.seccompProfile.localhostProfile != '' && !self.seccompProfile.localhostProfile.startsWith('/') && !self.seccompProfile.localhostProfile.matches('(^|/)[.][.](/|$)'))",message="localhostProfile must be a relative path without '..'",fieldPath=".seccompProfile.localhostProfile"
+	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || self.supplementalGroups.all(g, g >= 0)",message="every group must be from 0 to 2147483647",fieldPath=".supplementalGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || self.supplementalGroups.all(g, g <= 2147483647)",message="every group must be from 0 to 2147483647",fieldPath=".supplementalGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.fsGroupChangePolicy) || self.fsGroupChangePolicy in ['OnRootMismatch', 'Always']",message="must be OnRootMismatch or Always",fieldPath=".fsGroupChangePolicy"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod security context"
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
@@ -159,6 +177,7 @@ type MyAppSpec struct {
 	// PodAnnotations are extra annotations on the pods.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="keys and values together must not exceed 256 KiB, the Kubernetes limit on an object's annotations"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod annotations"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
@@ -168,6 +187,7 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/'))",message="must not set keys under myapp.example.com/: the operator sets them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="keys and values together must not exceed 256 KiB, the Kubernetes limit on an object's annotations"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service annotations"
 	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
@@ -181,12 +201,22 @@ type MyAppSpec struct {
 
 	// Tolerations let the pods run on nodes with matching taints.
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || t.operator in ['', 'Equal', 'Exists', 'Lt', 'Gt'])",message="operator must be Equal or Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.effect) || t.effect in ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="effect must be NoSchedule, PreferNoSchedule or NoExecute"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.key) && t.key != '') || (has(t.operator) && t.operator == 'Exists'))",message="operator must be Exists when key is empty"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value == '')",message="value must be empty when operator is Exists"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="effect must be NoExecute when tolerationSeconds is set"
 	// +listType=atomic
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Tolerations"
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
 	// Affinity holds the pods' node affinity and pod (anti-)affinity rules.
+	// +kubebuilder:validation:XValidation:rule="!has(self.nodeAffinity) || !has(self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(t, t.weight >= 1 && t.weight <= 100)",message="nodeAffinity: the weight of a preferred term must be from 1 to 100"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAffinity) || !has(self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(t, t.weight >= 1 && t.weight <= 100)",message="podAffinity: the weight of a preferred term must be from 1 to 100"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAntiAffinity) || !has(self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(t, t.weight >= 1 && t.weight <= 100)",message="podAntiAffinity: the weight of a preferred term must be from 1 to 100"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAffinity) || ((!has(self.podAffinity.requiredDuringSchedulingIgnoredDuringExecution) || self.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.all(t, t.topologyKey != '')) && (!has(self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(t, t.podAffinityTerm.topologyKey != '')))",message="podAffinity: every term must have a topologyKey"
+	// +kubebuilder:validation:XValidation:rule="!has(self.podAntiAffinity) || ((!has(self.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution) || self.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.all(t, t.topologyKey != '')) && (!has(self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution) || self.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(t, t.podAffinityTerm.topologyKey != '')))",message="podAntiAffinity: every term must have a topologyKey"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Affinity"
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
@@ -194,7 +224,14 @@ type MyAppSpec struct {
 	// TopologySpreadConstraints spread the pods across zones or nodes. A constraint without
 	// a labelSelector selects the MyApp's own pods.
 	// +kubebuilder:validation:MaxItems=16
-	// +listType=atomic
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.maxSkew >= 1 && c.maxSkew <= 2147483647)",message="maxSkew must be from 1 to 2147483647"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.topologyKey != '')",message="topologyKey must not be empty"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, c.whenUnsatisfiable in ['DoNotSchedule', 'ScheduleAnyway'])",message="whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, !has(c.minDomains) || (c.minDomains >= 1 && c.minDomains <= 2147483647 && c.whenUnsatisfiable == 'DoNotSchedule'))",message="minDomains must be from 1 to 2147483647, and only with whenUnsatisfiable DoNotSchedule"
+	// +kubebuilder:validation:XValidation:rule="self.all(c, (!has(c.nodeAffinityPolicy) || c.nodeAffinityPolicy in ['Honor', 'Ignore']) && (!has(c.nodeTaintsPolicy) || c.nodeTaintsPolicy in ['Honor', 'Ignore']))",message="nodeAffinityPolicy and nodeTaintsPolicy must be Honor or Ignore"
+	// +listType=map
+	// +listMapKey=topologyKey
+	// +listMapKey=whenUnsatisfiable
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Topology spread constraints"
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
@@ -221,10 +258,13 @@ type MyAppSpec struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('memory' in self.requests) || !('memory' in self.limits) || !isQuantity(string(self.requests['memory'])) || !isQuantity(string(self.limits['memory'])) || quantity(string(self.requests['memory'])).compareTo(quantity(string(self.limits['memory']))) <= 0",message="memory must not exceed limits.memory",fieldPath=".requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || !('ephemeral-storage' in self.requests) || !('ephemeral-storage' in self.limits) || !isQuantity(string(self.requests['ephemeral-storage'])) || !isQuantity(string(self.limits['ephemeral-storage'])) || quantity(string(self.requests['ephemeral-storage'])).compareTo(quantity(string(self.limits['ephemeral-storage']))) <= 0",message="ephemeral-storage must not exceed limits.ephemeral-storage",fieldPath=".requests"
 // +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.requests.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || !(k in self.limits) || !isQuantity(string(self.requests[k])) || !isQuantity(string(self.limits[k])) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) <= 0)",message="each request must not exceed the limit of the same resource",fieldPath=".requests"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || self.requests.all(k, !((k.contains('/') && !k.contains('kubernetes.io/')) || k.startsWith('hugepages-')) || (has(self.limits) && k in self.limits && (!isQuantity(string(self.requests[k])) || !isQuantity(string(self.limits[k])) || quantity(string(self.requests[k])).compareTo(quantity(string(self.limits[k]))) == 0)))",message="a request of an extended resource (such as nvidia.com/gpu) or of hugepages must have a limit, equal to the request: Kubernetes does not overcommit them",fieldPath=".requests"
+// +kubebuilder:validation:XValidation:rule="!((has(self.requests) && self.requests.exists(k, k.startsWith('hugepages-'))) || (has(self.limits) && self.limits.exists(k, k.startsWith('hugepages-')))) || (has(self.requests) && ('cpu' in self.requests || 'memory' in self.requests)) || (has(self.limits) && ('cpu' in self.limits || 'memory' in self.limits))",message="hugepages require a cpu or memory request or limit"
 type ResourceRequirements struct {
 	// Limits are the most the container may use, by resource name.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || k.startsWith('hugepages-') || k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="resource names must be cpu, memory, ephemeral-storage, hugepages-<size> or a domain-qualified extended resource such as nvidia.com/gpu"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.contains('/') && !k.contains('kubernetes.io/')) || !isQuantity(string(self[k])) || quantity(string(self[k])).isInteger() || (quantity(string(self[k])).isLessThan(quantity('9007199254740992')) && quantity(string(self[k])).asApproximateFloat() == double(int(quantity(string(self[k])).asApproximateFloat()))))",message="an extended resource (such as nvidia.com/gpu) must be a whole number"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Limits"
 	Limits map[corev1.ResourceName]Quantity `json:"limits,omitempty"`
@@ -232,6 +272,7 @@ type ResourceRequirements struct {
 	// Requests are what the scheduler reserves for the container, by resource name.
 	// +kubebuilder:validation:MaxProperties=16
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage'] || k.startsWith('hugepages-') || k.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)+/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",message="resource names must be cpu, memory, ephemeral-storage, hugepages-<size> or a domain-qualified extended resource such as nvidia.com/gpu"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k.contains('/') && !k.contains('kubernetes.io/')) || !isQuantity(string(self[k])) || quantity(string(self[k])).isInteger() || (quantity(string(self[k])).isLessThan(quantity('9007199254740992')) && quantity(string(self[k])).asApproximateFloat() == double(int(quantity(string(self[k])).asApproximateFloat()))))",message="an extended resource (such as nvidia.com/gpu) must be a whole number"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Requests"
 	Requests map[corev1.ResourceName]Quantity `json:"requests,omitempty"`
@@ -245,6 +286,7 @@ type EnvVar struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z][-._a-zA-Z0-9]*$')",message="must be a valid environment variable name: letters, digits, '_', '-' and '.', not starting with a digit"
+	// +kubebuilder:validation:XValidation:rule="self != '.' && !self.startsWith('..')",message="must not be '.' or start with '..': Kubernetes 1.30 and 1.31 refuse such names"
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Name string `json:"name"`

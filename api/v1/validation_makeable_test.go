@@ -49,3 +49,63 @@ func TestAdmissionRefusesUndecodableIntegers(t *testing.T) {
 		{"autoscaling-max-past-int32", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":2147483648}}`, "spec.autoScaling.maxReplicas", "2147483647"},
 	})
 }
+
+// TestAdmissionRefusesWhatKubernetesRefusesInChildren: the embedded core types carry
+// schemas without Kubernetes' semantic validation, so the MyApp's rules mirror it; each case
+// here was accepted before and made a child the API server refused.
+func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
+	annotation := strings.Repeat("a", 131072)
+	expectRefused(t, []refusal{
+		// Extended resources and hugepages are not overcommitted: a request needs an equal limit.
+		{"gpu-request-without-limit", `{"image":"nginx","resources":{"requests":{"nvidia.com/gpu":1}}}`, "spec.resources.requests", "must have a limit, equal to the request"},
+		{"gpu-request-below-limit", `{"image":"nginx","resources":{"requests":{"nvidia.com/gpu":1},"limits":{"nvidia.com/gpu":2}}}`, "spec.resources.requests", "equal to the request"},
+		{"hugepages-request-without-limit", `{"image":"nginx","resources":{"requests":{"hugepages-2Mi":"64Mi","memory":"1Gi"}}}`, "spec.resources.requests", "hugepages must have a limit"},
+		{"gpu-limit-fraction", `{"image":"nginx","resources":{"limits":{"nvidia.com/gpu":"0.5"}}}`, "spec.resources.limits", "whole number"},
+		{"gpu-request-millis", `{"image":"nginx","resources":{"requests":{"example.com/dongle":"1500m"},"limits":{"example.com/dongle":"1500m"}}}`, "spec.resources", "whole number"},
+		{"hugepages-alone", `{"image":"nginx","resources":{"limits":{"hugepages-2Mi":"64Mi"},"requests":{"hugepages-2Mi":"64Mi"}}}`, "spec.resources", "hugepages require a cpu or memory request or limit"},
+		// Probe headers: Kubernetes accepts letters, digits and '-' only.
+		{"probe-header-underscore", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X_Probe","value":"1"}]}}}`, "spec.readinessProbe.httpGet.httpHeaders[0].name", "valid HTTP header name"},
+		{"probe-header-dot", `{"image":"nginx","livenessProbe":{"httpGet":{"httpHeaders":[{"name":"X.Probe","value":"1"}]}}}`, "spec.livenessProbe.httpGet.httpHeaders[0].name", "valid HTTP header name"},
+		// Environment variable names Kubernetes 1.30 and 1.31 refuse.
+		{"env-name-dot", `{"image":"nginx","env":[{"name":"."}]}`, "spec.env[0].name", "must not be '.'"},
+		{"env-name-dot-dot", `{"image":"nginx","env":[{"name":".."}]}`, "spec.env[0].name", "start with '..'"},
+		{"env-name-dot-dot-prefix", `{"image":"nginx","env":[{"name":"..A"}]}`, "spec.env[0].name", "start with '..'"},
+		// Tolerations.
+		{"toleration-exists-with-value", `{"image":"nginx","tolerations":[{"key":"k","operator":"Exists","value":"v"}]}`, "spec.tolerations", "value must be empty when operator is Exists"},
+		{"toleration-seconds-without-no-execute", `{"image":"nginx","tolerations":[{"key":"k","operator":"Exists","effect":"NoSchedule","tolerationSeconds":30}]}`, "spec.tolerations", "effect must be NoExecute when tolerationSeconds is set"},
+		{"toleration-seconds-without-effect", `{"image":"nginx","tolerations":[{"key":"k","tolerationSeconds":30}]}`, "spec.tolerations", "effect must be NoExecute"},
+		{"toleration-empty-key-equal", `{"image":"nginx","tolerations":[{"operator":"Equal","value":"v"}]}`, "spec.tolerations", "operator must be Exists when key is empty"},
+		{"toleration-bad-operator", `{"image":"nginx","tolerations":[{"key":"k","operator":"In"}]}`, "spec.tolerations", "operator must be Equal or Exists"},
+		{"toleration-bad-effect", `{"image":"nginx","tolerations":[{"key":"k","effect":"Never"}]}`, "spec.tolerations", "effect must be NoSchedule, PreferNoSchedule or NoExecute"},
+		// Topology spread constraints.
+		{"spread-max-skew-zero", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":0,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`, "spec.topologySpreadConstraints", "maxSkew must be from 1"},
+		{"spread-when-never", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"Never"}]}`, "spec.topologySpreadConstraints", "whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway"},
+		{"spread-same-key-twice", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"},{"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}]}`, "spec.topologySpreadConstraints[1]", "Duplicate value"},
+		{"spread-empty-key", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"","whenUnsatisfiable":"DoNotSchedule"}]}`, "spec.topologySpreadConstraints", "topologyKey must not be empty"},
+		{"spread-min-domains-schedule-anyway", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway","minDomains":2}]}`, "spec.topologySpreadConstraints", "only with whenUnsatisfiable DoNotSchedule"},
+		{"spread-min-domains-zero", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":0}]}`, "spec.topologySpreadConstraints", "minDomains must be from 1"},
+		{"spread-bad-policy", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","nodeTaintsPolicy":"Always"}]}`, "spec.topologySpreadConstraints", "must be Honor or Ignore"},
+		// Affinity.
+		{"node-affinity-weight-zero", `{"image":"nginx","affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":0,"preference":{}}]}}}`, "spec.affinity", "nodeAffinity: the weight of a preferred term must be from 1 to 100"},
+		{"pod-anti-affinity-weight-101", `{"image":"nginx","affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":101,"podAffinityTerm":{"topologyKey":"zone"}}]}}}`, "spec.affinity", "podAntiAffinity: the weight"},
+		{"pod-affinity-weight-negative", `{"image":"nginx","affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":-1,"podAffinityTerm":{"topologyKey":"zone"}}]}}}`, "spec.affinity", "podAffinity: the weight"},
+		{"pod-affinity-empty-topology-key", `{"image":"nginx","affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":""}]}}}`, "spec.affinity", "podAffinity: every term must have a topologyKey"},
+		// User and group ids, and seccomp and AppArmor profiles.
+		{"run-as-user-negative", `{"image":"nginx","securityContext":{"runAsUser":-1}}`, "spec.securityContext.runAsUser", "from 0 to 2147483647"},
+		{"run-as-user-past-int32", `{"image":"nginx","securityContext":{"runAsUser":2147483648}}`, "spec.securityContext.runAsUser", "from 0 to 2147483647"},
+		{"run-as-group-negative", `{"image":"nginx","securityContext":{"runAsGroup":-1}}`, "spec.securityContext.runAsGroup", "from 0 to 2147483647"},
+		{"pod-run-as-user-negative", `{"image":"nginx","podSecurityContext":{"runAsUser":-1}}`, "spec.podSecurityContext.runAsUser", "from 0 to 2147483647"},
+		{"pod-fs-group-negative", `{"image":"nginx","podSecurityContext":{"fsGroup":-5}}`, "spec.podSecurityContext.fsGroup", "from 0 to 2147483647"},
+		{"pod-supplemental-group-negative", `{"image":"nginx","podSecurityContext":{"supplementalGroups":[1000,-1]}}`, "spec.podSecurityContext.supplementalGroups", "from 0 to 2147483647"},
+		{"pod-fs-group-change-policy", `{"image":"nginx","podSecurityContext":{"fsGroupChangePolicy":"Never"}}`, "spec.podSecurityContext.fsGroupChangePolicy", "OnRootMismatch or Always"},
+		{"seccomp-localhost-without-profile", `{"image":"nginx","podSecurityContext":{"seccompProfile":{"type":"Localhost"}}}`, "spec.podSecurityContext.seccompProfile", "localhostProfile must be set when, and only when, type is Localhost"},
+		{"seccomp-profile-without-localhost", `{"image":"nginx","securityContext":{"seccompProfile":{"type":"RuntimeDefault","localhostProfile":"p.json"}}}`, "spec.securityContext.seccompProfile", "only when, type is Localhost"},
+		{"seccomp-bad-type", `{"image":"nginx","securityContext":{"seccompProfile":{"type":"Default"}}}`, "spec.securityContext.seccompProfile.type", "RuntimeDefault, Unconfined or Localhost"},
+		{"seccomp-absolute-profile", `{"image":"nginx","podSecurityContext":{"seccompProfile":{"type":"Localhost","localhostProfile":"/etc/p.json"}}}`, "spec.podSecurityContext.seccompProfile.localhostProfile", "relative path without '..'"},
+		{"seccomp-escaping-profile", `{"image":"nginx","podSecurityContext":{"seccompProfile":{"type":"Localhost","localhostProfile":"profiles/../../p.json"}}}`, "spec.podSecurityContext.seccompProfile.localhostProfile", "relative path without '..'"},
+		{"apparmor-localhost-without-profile", `{"image":"nginx","securityContext":{"appArmorProfile":{"type":"Localhost"}}}`, "spec.securityContext.appArmorProfile", "localhostProfile must be set"},
+		// Annotations: 256 KiB in all, keys and values.
+		{"pod-annotations-over-256KiB", `{"image":"nginx","podAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.podAnnotations", "256 KiB"},
+		{"service-annotations-over-256KiB", `{"image":"nginx","serviceAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.serviceAnnotations", "256 KiB"},
+	})
+}

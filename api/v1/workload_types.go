@@ -90,7 +90,7 @@ type HTTPHeader struct {
 	// Name is the header's name.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[-A-Za-z0-9!#$%&\\'*+.^_`|~]+$')",message="must be a valid HTTP header name"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-A-Za-z0-9]+$')",message="must be a valid HTTP header name: letters, digits and '-', as Kubernetes accepts"
 	// +required
 	Name string `json:"name"`
 

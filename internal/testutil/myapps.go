@@ -57,6 +57,23 @@ var ValidMyApps = []ValidMyApp{
 	{"largest-integers", `{"image":"nginx","rollingUpdate":{"maxSurge":2147483647,"maxUnavailable":"0100%"},"podDisruptionBudget":{"maxUnavailable":2147483647},
 			"readinessProbe":{"tcpSocket":{},"initialDelaySeconds":2147483647,"periodSeconds":2147483647,"timeoutSeconds":2147483647,"successThreshold":2147483647,"failureThreshold":2147483647},
 			"autoScaling":{"enabled":true,"minReplicas":2147483647,"maxReplicas":2147483647}}`},
+	// What Kubernetes accepts at the edges of the rules that mirror its validation.
+	{"extended-resources-whole", `{"image":"nginx","resources":{"limits":{"nvidia.com/gpu":2,"example.com/dongle":"3","hugepages-2Mi":"64Mi","memory":"128Mi","cpu":"500m"},
+			"requests":{"nvidia.com/gpu":"2000m","hugepages-2Mi":"64Mi","cpu":"250m"}}}`},
+	{"hugepages-with-cpu-request", `{"image":"nginx","resources":{"requests":{"cpu":"100m","hugepages-1Gi":"1Gi"},"limits":{"hugepages-1Gi":"1Gi"}}}`},
+	{"tolerations-edges", `{"image":"nginx","tolerations":[{"operator":"Exists"},{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":30},
+			{"key":"dedicated","value":"web"},{"key":"gpu","operator":"Equal","value":"","effect":"PreferNoSchedule"},{"key":"spot","operator":"Exists","value":""}]}`},
+	{"spread-edges", `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","minDomains":3,"nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"},
+			{"maxSkew":2147483647,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway"}]}`},
+	{"affinity-weight-edges", `{"image":"nginx","affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"preference":{"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]}]}}]},
+			"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":{"topologyKey":"zone"}}]},
+			"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"kubernetes.io/hostname"}]}}}`},
+	{"security-id-edges", `{"image":"nginx","securityContext":{"runAsUser":0,"runAsGroup":2147483647,"runAsNonRoot":false,"seccompProfile":{"type":"Unconfined"},"appArmorProfile":{"type":"Localhost","localhostProfile":"k8s-apparmor-example"}},
+			"podSecurityContext":{"runAsNonRoot":false,"fsGroup":0,"supplementalGroups":[0,2147483647],"fsGroupChangePolicy":"OnRootMismatch","seccompProfile":{"type":"Localhost","localhostProfile":"profiles/a..b/app.json"}}}`},
+	{"env-name-dots", `{"image":"nginx","env":[{"name":".A","value":"1"},{"name":"a..b","value":"2"},{"name":"-x.y_z","value":"3"}]}`},
+	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
+	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
+			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-1) + `"}}`},
 }
 
 // ManyEnv is n distinct environment variables as JSON list items.
