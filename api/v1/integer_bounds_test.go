@@ -10,9 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -235,5 +238,59 @@ func deleteMyApp(ctx context.Context, t *testing.T, name string) {
 	obj.SetName(name)
 	if err := k8s.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAPIServerChecksNoIntOrStringRange: the API server checks no range on an int-or-string,
+// whatever its Go type holds, so the schema must bound it; it checks an integer's int32
+// format on this version only (earlier versions the bundle allows ignore the format), so
+// every int32 field carries a maximum too.
+func TestAPIServerChecksNoIntOrStringRange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	crd := &unstructured.Unstructured{}
+	g.Expect(yaml.Unmarshal([]byte(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: formatprobes.bounds.example.com}
+spec:
+  group: bounds.example.com
+  names: {kind: FormatProbe, plural: formatprobes, listKind: FormatProbeList, singular: formatprobe}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              count: {type: integer, format: int32}
+              surge: {x-kubernetes-int-or-string: true}
+`), &crd.Object)).To(Succeed())
+	g.Expect(k8s.Create(ctx, crd)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), crd) })
+
+	// probe dry-runs an object of the new kind, once the API server serves it.
+	probe := func(name string, spec map[string]any) error {
+		var err error
+		g.Eventually(func() bool {
+			obj := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+			obj.SetGroupVersionKind(schema.GroupVersionKind{Group: "bounds.example.com", Version: "v1", Kind: "FormatProbe"})
+			obj.SetNamespace("default")
+			obj.SetName(name)
+			err = k8s.Create(ctx, obj, client.DryRunAll)
+			return !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err)
+		}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(BeTrue())
+		return err
+	}
+	if err := probe("surge", map[string]any{"surge": json.Number("2147483648")}); err != nil {
+		t.Errorf("an int-or-string past int32 is refused without a bound in the schema: %v", err)
+	}
+	if err := probe("count", map[string]any{"count": json.Number("2147483648")}); !apierrors.IsInvalid(err) {
+		t.Errorf("an int32 integer past int32 is not refused by its format on this API server: %v", err)
 	}
 }
