@@ -23,7 +23,9 @@ table=(
 	"hot-loop|reports an application that cannot start, without a hot loop"
 	"no-recreate|"
 	"drop-child-updates|"
-	"ready-on-old-pods|"
+	"ready-on-stale-deployment|"
+	"ready-on-available-condition|"
+	"ready-before-observed|"
 	"stale-carried|"
 	"any-intent-carried|"
 )

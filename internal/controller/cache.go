@@ -102,13 +102,9 @@ func trimMyApp(in any) (any, error) {
 // cached MyApp shares it (cached objects are never changed in place).
 var replicasOnly = metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)
 
-// deploymentRevisionAnnotation is the deployment controller's count of rollouts, which it
-// keeps on every Deployment.
-const deploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
-
 // trimDeployment keeps of a cached Deployment's managedFields only the operator's entries,
-// drops the deployment controller's revision annotation, which nothing here reads and which
-// every cached Deployment would otherwise carry a map for, interns the metadata's repeated strings, and
+// keeps the deployment controller's revision annotation (it names the current template's
+// ReplicaSet, pods.go), interns the metadata's repeated strings, and
 // shares one map between the Deployment's labels and its pod template's when they are equal.
 // Cached objects are never changed in place (readers get deep copies), so the shared map
 // stays as decoded.
@@ -116,10 +112,6 @@ func trimDeployment(in any) (any, error) {
 	d, ok := in.(*appsv1.Deployment)
 	if !ok {
 		return keepOwnManagedFields(in)
-	}
-	delete(d.Annotations, deploymentRevisionAnnotation)
-	if len(d.Annotations) == 0 {
-		d.Annotations = nil
 	}
 	// keepOwnManagedFields interns the metadata, the annotations as they are now included.
 	if _, err := keepOwnManagedFields(d); err != nil {

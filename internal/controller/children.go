@@ -38,6 +38,9 @@ type applied[T client.Object] struct {
 	before T
 	// created and wrote say whether the child was created, and whether an apply was sent.
 	created, wrote bool
+	// current says that obj takes the intent: it carried it already, or the API server
+	// accepted the apply (a mutating webhook may have changed a field on the way).
+	current bool
 }
 
 // applyChild brings the child to cfg. It talks to the API server only when there is
@@ -81,6 +84,7 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 			}
 		}
 		if same {
+			out.current = true
 			return out, r.dropStaleRepairOwner(ctx, existing)
 		}
 		if before != nil {
@@ -94,7 +98,7 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	if err := r.applyOver(ctx, existing, exists, cfg, live); err != nil {
 		return out, err
 	}
-	out.obj, out.wrote, out.created = live, true, !exists
+	out.obj, out.wrote, out.created, out.current = live, true, !exists, true
 	// The answer is remembered only when it carries the intent: a field a mutating webhook
 	// changed on the way is then applied again by the next reconcile.
 	carries, changed, err := ssa.Written(existing, live, exists, cfg, kind.extract, FieldOwner)

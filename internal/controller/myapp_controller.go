@@ -103,8 +103,9 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out, now)
 	out.changes.emit(r, app)
-	pods, err := r.observePods(ctx, app)
+	pods, retry, err := r.observePods(ctx, app, obs.Deployment)
 	out.add(r, app, &obs, err)
+	out.retryWithin(retry)
 	obs.Pods = pods
 	out.retryWithin(status.RecheckAfter(obs, metav1.NewTime(now)))
 	switch err := r.patchStatus(ctx, app, obs, now); {
@@ -185,7 +186,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, err)
 		if metav1.IsControlledBy(d.obj, app) {
 			obs.Deployment = d.obj
-			obs.TemplateChanged = d.created || (d.wrote && templateChanged(d.before, deployment))
+			obs.DeploymentStale = !d.current
 		}
 		if phase == migrationReplacing {
 			retry, err := r.finishMigration(ctx, app, obs, serviceApplied, now)
@@ -193,10 +194,14 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 			out.retryWithin(retry)
 		}
 	default:
-		// The spec cannot be built into a Deployment; the one that runs still gives the counts.
-		obs.Deployment = cached
+		// The spec cannot be built into a Deployment; the one that runs still gives the counts,
+		// and does not run the current spec.
+		obs.Deployment, obs.DeploymentStale = cached, true
 	}
 
+	// The app serves without its autoscaler and its disruption budget: their problems are
+	// Degraded while it does (status.Failure.ServedWithout).
+	optional := len(obs.Failures)
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
 		h, err := applyChild(ctx, r, app, &out.changes, autoscalerKind, want, nil)
 		out.add(r, app, obs, err)
@@ -211,6 +216,9 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, err)
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
+	}
+	for i := optional; i < len(obs.Failures); i++ {
+		obs.Failures[i].ServedWithout = true
 	}
 }
 
@@ -227,19 +235,6 @@ func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool,
 		deployment.Spec.Replicas = nil
 	}
 	return deployment, nil
-}
-
-// templateChanged tells whether applying cfg changed the pod template the operator owns in
-// the Deployment as it was before.
-func templateChanged(before *appsv1.Deployment, cfg *appsv1ac.DeploymentApplyConfiguration) bool {
-	if before == nil {
-		return true
-	}
-	owned, err := appsv1ac.ExtractDeployment(before, FieldOwner)
-	if err != nil || owned.Spec == nil || cfg.Spec == nil {
-		return true
-	}
-	return !equality.Semantic.DeepEqual(owned.Spec.Template, cfg.Spec.Template)
 }
 
 // The kinds of children, with the function that reads back what the operator owns of each.

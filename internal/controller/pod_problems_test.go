@@ -2,11 +2,15 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -49,7 +53,7 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 			stalled := condition(g, a, examplev1.ConditionStalled)
 			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonCreateContainerConfigError))
-			g.Expect(stalled.Message).To(ContainSubstring(`container app: secret "db" not found`))
+			g.Expect(stalled.Message).To(ContainSubstring("container app from its configuration"))
 			g.Expect(stalled.Message).To(ContainSubstring("Create the Secret or ConfigMap"))
 			g.Expect(condition(g, a, examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonCreateContainerConfigError))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
@@ -96,26 +100,110 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 		}
 		Consistently(func(g Gomega) int { return countEvents(g, web, examplev1.ReasonImagePullBackOff) }, "2s").Should(Equal(1))
 	})
+
+	It("looks only at the pods of the current template: the pods of a mistyped image, still failing after the fix, stall nothing", func() {
+		ns := newNamespace()
+		web := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:typo" })
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+		old := createPod(ns, "web")
+		setWaiting(old, "ImagePullBackOff", "not found")
+		Eventually(func(g Gomega) {
+			stalled := condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled)
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonImagePullBackOff))
+			g.Expect(stalled.Message).To(ContainSubstring(`"registry.example/web:typo"`))
+		}).Should(Succeed())
+
+		By("the user fixing the image: the deployment controller makes a ReplicaSet for the new template, whose pod serves")
+		updateMyApp(web, func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:1" })
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }).Should(Equal("registry.example/web:1"))
+		createPodOf(ns, "web", currentReplicaSet(ns, "web"))
+		setWaiting(old, "ErrImagePull", "still not found")
+
+		By("the old template's pod fails on: the rollout under way is not Stalled, and no message names the new image as unpullable")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			stalled := condition(g, a, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionFalse), stalled.Message)
+			g.Expect(condition(g, a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			for _, c := range a.Status.Conditions {
+				g.Expect(c.Message).NotTo(ContainSubstring(`cannot pull image "registry.example/web:1"`))
+			}
+		}).Should(Succeed())
+		Consistently(func(g Gomega) metav1.ConditionStatus {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status
+		}, "2s").Should(Equal(metav1.ConditionFalse))
+	})
 })
 
 // startQuietManager runs a second reconciler, until ctx ends, for the MyApps labelled
 // unwatchedLabel=quiet (which the suite's manager never sees), with no periodic resync:
 // whatever it learns, it learns from a watch.
-func startQuietManager(ctx context.Context) {
+func startQuietManager(ctx context.Context) <-chan struct{} {
 	sel, err := labels.Parse(unwatchedLabel + "=quiet")
 	Expect(err).NotTo(HaveOccurred())
-	startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
+	return startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
 }
 
-// createPod makes a pod of the MyApp as its ReplicaSet would (envtest runs no controllers).
+// createPod makes a pod of the MyApp's current template as its ReplicaSet would (envtest
+// runs no controllers), after playing the deployment controller's sync of that template.
 func createPod(ns, app string) *corev1.Pod {
+	return createPodOf(ns, app, currentReplicaSet(ns, app))
+}
+
+// createPodOf makes a pod as the ReplicaSet with the given pod-template-hash would.
+func createPodOf(ns, app, hash string) *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: app + "-5d4b8-",
-			Labels: map[string]string{desired.LabelSelector: app, "pod-template-hash": "5d4b8"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: app + "-" + hash + "-",
+			Labels: map[string]string{desired.LabelSelector: app, appsv1.DefaultDeploymentUniqueLabelKey: hash}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: desired.ContainerName, Image: "nginx:1.27"}}},
 	}
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, app)(g)
+		pod.Spec.Containers[0].Image = container(g, d).Image
+	}).Should(Succeed())
 	Expect(k8s.Create(suiteCtx, pod)).To(Succeed())
 	return pod
+}
+
+// currentReplicaSet plays the deployment controller's sync of the Deployment's current pod
+// template: a ReplicaSet for it (named after a hash of the template), the next revision on
+// it and on the Deployment, and the Deployment's latest generation observed. It returns the
+// ReplicaSet's pod-template-hash.
+func currentReplicaSet(ns, app string) string {
+	var hash string
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, app)(g)
+		raw, err := json.Marshal(d.Spec.Template)
+		g.Expect(err).NotTo(HaveOccurred())
+		hash = fmt.Sprintf("%08x", fnv32(raw))
+		revision := 1
+		if r, err := strconv.Atoi(d.Annotations["deployment.kubernetes.io/revision"]); err == nil {
+			revision = r + 1
+		}
+		labels := map[string]string{desired.LabelSelector: app, appsv1.DefaultDeploymentUniqueLabelKey: hash}
+		rs := &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-" + hash, Labels: labels,
+				Annotations:     map[string]string{"deployment.kubernetes.io/revision": strconv.Itoa(revision)},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: d.Spec.Template.Spec}},
+		}
+		g.Expect(k8s.Create(suiteCtx, rs)).To(Succeed())
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations["deployment.kubernetes.io/revision"] = strconv.Itoa(revision)
+		g.Expect(k8s.Update(suiteCtx, d)).To(Succeed())
+		d.Status.ObservedGeneration = d.Generation
+		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+	}).Should(Succeed())
+	return hash
+}
+
+func fnv32(b []byte) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write(b)
+	return h.Sum32()
 }
 
 // setWaiting writes the pod's status as the kubelet does when its container cannot start.

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"slices"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,6 +33,7 @@ import (
 // needs.
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=list;watch
 
 // podsByMyApp indexes the cached pods by namespace and MyApp name (their selector label).
 const podsByMyApp = "myapp.example.com/name"
@@ -46,8 +49,8 @@ func podCache() cache.ByObject {
 }
 
 // trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
-// the pod-template-hash), deletion, and the waiting state of containers that wait for
-// something the user must fix. Spec, owners, managedFields, annotations and the rest of the
+// the pod-template-hash), deletion, and the waiting state and image of containers that wait
+// for something the user must fix. Spec, owners, managedFields, annotations and the rest of the
 // status are dropped, so a cached pod costs a fraction of a full one (TestPodCacheFootprint
 // bounds it; docs/performance/tuning.md has the figures). It is idempotent, as a cache
 // transform must be.
@@ -67,6 +70,7 @@ func trimPod(in any) (any, error) {
 		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
 			out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
 				Name:  c.Name,
+				Image: imageOf(pod, c),
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}},
 			})
 		}
@@ -74,19 +78,116 @@ func trimPod(in any) (any, error) {
 	return out, nil
 }
 
-// observePods lists, from the cache, the containers of the MyApp's pods that wait for
-// something the user must fix. Pods being deleted are left out.
-func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp) ([]status.ContainerWaiting, error) {
+// imageOf is the image a container of the pod runs: its spec's, which the status of a
+// container that never started may not give (a trimmed pod has no spec: its status's).
+func imageOf(pod *corev1.Pod, c corev1.ContainerStatus) string {
+	for _, spec := range pod.Spec.Containers {
+		if spec.Name == c.Name {
+			return spec.Image
+		}
+	}
+	return c.Image
+}
+
+// observePods lists, from the cache, the containers of the pods of the Deployment's current
+// pod template that wait for something the user must fix. Pods of an older template (still
+// failing after the user fixed the spec) and pods being deleted are left out. retry, when
+// set, asks for another look: pods wait but the current template's ReplicaSet is not yet
+// in the cache.
+func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (waiting []status.ContainerWaiting, retry time.Duration, err error) {
 	if r.pods == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
 	pods := &corev1.PodList{}
 	if err := r.pods.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var out []status.ContainerWaiting
+	var all []status.ContainerWaiting
+	hashes := map[string]string{}
 	for i := range pods.Items {
-		out = append(out, waitingIn(&pods.Items[i])...)
+		w := waitingIn(&pods.Items[i])
+		for j := range w {
+			hashes[w[j].Pod] = pods.Items[i].Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+		all = append(all, w...)
+	}
+	if len(all) == 0 {
+		return nil, 0, nil
+	}
+	hash, known, err := r.currentTemplateHash(ctx, app, d)
+	if err != nil || !known {
+		return nil, currentTemplateRetry, err
+	}
+	for _, w := range all {
+		if hashes[w.Pod] == hash {
+			waiting = append(waiting, w)
+		}
+	}
+	return waiting, 0, nil
+}
+
+// currentTemplateRetry is how soon a MyApp whose pods wait looks again when it cannot yet
+// tell which of them run the current template.
+const currentTemplateRetry = 2 * time.Second
+
+// currentTemplateHash is the pod-template-hash of the pods of the Deployment's current pod
+// template: that of the ReplicaSet the Deployment controls whose revision is the
+// Deployment's. The deployment controller writes the Deployment's revision annotation before
+// it reports the generation observed, so once it has observed the latest spec, that
+// ReplicaSet is the current template's. known is false until then, and while the cache does
+// not hold that ReplicaSet yet.
+func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (hash string, known bool, err error) {
+	if d == nil || d.Status.ObservedGeneration < d.Generation {
+		return "", false, nil
+	}
+	revision := d.Annotations[revisionAnnotation]
+	if revision == "" {
+		return "", false, nil
+	}
+	sets := &metav1.PartialObjectMetadataList{}
+	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
+	if err := r.pods.List(ctx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		return "", false, err
+	}
+	for i := range sets.Items {
+		rs := &sets.Items[i]
+		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID && rs.Annotations[revisionAnnotation] == revision {
+			hash, known = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+			return hash, known, nil
+		}
+	}
+	return "", false, nil
+}
+
+// revisionAnnotation is where the deployment controller numbers a Deployment's rollouts, on
+// the Deployment (the current one) and on each of its ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// replicaSetMetadata is how the pod cache holds ReplicaSets: as metadata (no pod template,
+// no status), of a MyApp's only, trimmed to what currentTemplateHash reads.
+func replicaSetMetadata() (client.Object, cache.ByObject) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))
+	by := podCache()
+	by.Transform = trimReplicaSet
+	return obj, by
+}
+
+// trimReplicaSet keeps of a ReplicaSet's metadata its name, labels, revision and controller.
+// It is idempotent, as a cache transform must be.
+func trimReplicaSet(in any) (any, error) {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: m.Labels,
+	}}
+	if rev, ok := m.Annotations[revisionAnnotation]; ok {
+		out.Annotations = map[string]string{revisionAnnotation: rev}
+	}
+	if owner := metav1.GetControllerOf(m); owner != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*owner}
 	}
 	return out, nil
 }
@@ -99,7 +200,7 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	var out []status.ContainerWaiting
 	for _, c := range pod.Status.ContainerStatuses {
 		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
-			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Reason: w.Reason, Message: w.Message})
+			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message})
 		}
 	}
 	return out
@@ -111,9 +212,10 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 // a standby keeps no pods, and a manager that never leads (or lacks the pods RBAC) never
 // waits for a pod informer to sync, which would hold its shutdown.
 func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	sets, setsBy := replicaSetMetadata()
 	opts := cache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache()},
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache(), sets: setsBy},
 	}
 	if len(r.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -125,14 +227,16 @@ func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*buil
 	if err != nil {
 		return nil, err
 	}
-	err = pods.IndexField(context.Background(), &corev1.Pod{}, podsByMyApp, func(obj client.Object) []string {
+	byMyApp := func(obj client.Object) []string {
 		if name, ok := obj.GetLabels()[desired.LabelSelector]; ok {
 			return []string{name}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	for _, obj := range []client.Object{&corev1.Pod{}, sets} {
+		if err := pods.IndexField(context.Background(), obj, podsByMyApp, byMyApp); err != nil {
+			return nil, err
+		}
 	}
 	if err := mgr.Add(leaderOnly{pods}); err != nil {
 		return nil, err

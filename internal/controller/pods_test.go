@@ -108,8 +108,9 @@ func TestTrimPodKeepsWhatTheStatusReads(t *testing.T) {
 	g.Expect(pod.ManagedFields).To(BeEmpty())
 	g.Expect(pod.Spec.Containers).To(BeEmpty())
 	g.Expect(pod.Status.Conditions).To(BeEmpty())
-	g.Expect(pod.Status.ContainerStatuses).To(Equal([]corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{
-		Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "db" not found`}}}}))
+	g.Expect(pod.Status.ContainerStatuses).To(Equal([]corev1.ContainerStatus{{Name: "app", Image: "registry.example.com/shop/web:1.27.3",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: `secret "db" not found`}}}}),
+		"the image the container runs, from the pod's spec")
 
 	again, err := trimPod(pod)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -1,9 +1,16 @@
 package controller
 
 import (
+	"context"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
@@ -42,19 +49,143 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
 	})
 
-	It("stays Ready, with nothing under way, through a scale-down the deployment controller has not observed yet", func() {
+	It("is Ready again after a scale-down once the deployment controller has observed it, never before", func() {
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
 
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(2)) })
 		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(2))))
-		// The status of the new generation follows the Deployment's apply.
-		Eventually(func(g Gomega) { conditions(g) }).Should(Succeed())
-		Consistently(func(g Gomega) {
+		Eventually(func(g Gomega) {
 			ready, reconciling, _ := conditions(g)
-			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(reconciling.Status).To(Equal(metav1.ConditionFalse))
-		}, "2s").Should(Succeed())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse), "kubectl rollout status waits for the spec to be observed")
+			g.Expect(reconciling.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+	})
+
+	It("is not Ready while no pod is available, though the Deployment says Available (no surge, maxUnavailable = replicas)", func() {
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.Replicas = ptrTo(int32(1))
+			a.Spec.RollingUpdate = &examplev1.RollingUpdate{MaxSurge: ptrTo(intstr.FromInt32(0)), MaxUnavailable: ptrTo(intstr.FromInt32(1))}
+		})
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }).Should(Equal("nginx:1.28"))
+		By("the deployment controller replacing the one pod: the new one is not ready yet, and Available stays True (0 >= 1 - 1)")
+		reportDeployment(ns, "web", 1, 1, 0)
+		Eventually(func(g Gomega) {
+			ready, reconciling, _ := conditions(g)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(reconciling.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }, "2s").Should(Equal(metav1.ConditionFalse))
+
+		reportDeployment(ns, "web", 1, 1, 1)
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+	})
+
+	It("is not Ready for a template that was never applied: a webhook outage fails the Deployment's apply", func() {
+		app := createMyApp(ns, "web", nil)
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+
+		By("a fail-closed webhook on the namespace's Deployments whose server is down")
+		hook := unreachableDeploymentWebhook(ns)
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) {
+			ready, reconciling, generation := conditions(g)
+			g.Expect(generation).To(Equal(app.Generation))
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse), ready.Message)
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonApplyFailed))
+			g.Expect(reconciling.Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+		Expect(container(Default, getDeployment(ns, "web")(Default)).Image).NotTo(Equal("nginx:1.28"), "the apply failed")
+
+		By("the webhook back: the template is applied, and Ready waits for its pods")
+		Expect(k8s.Delete(suiteCtx, hook)).To(Succeed())
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }).WithTimeout(time.Minute).Should(Equal("nginx:1.28"))
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+	})
+
+	It("reaches the same Ready after a restart whose predecessor's status write was lost: not Ready on the old pods", func() {
+		ctx, cancel := context.WithCancel(suiteCtx)
+		stopped := startQuietManager(ctx)
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
+		wasReady := getMyApp(ns, "web")(Default).Status
+
+		By("a new template applied, then the manager stopped before the deployment controller looked")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }).Should(Equal("nginx:1.28"))
+		cancel()
+		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+
+		By("the status as if the last write had been lost: Ready True, for the old pods")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			a.Status = *wasReady.DeepCopy()
+			g.Expect(k8s.Status().Update(suiteCtx, a)).To(Succeed())
+		}).Should(Succeed())
+
+		By("a new manager: it finds the template not yet observed, and says not Ready for the new generation")
+		ctx2, cancel2 := context.WithCancel(suiteCtx)
+		DeferCleanup(cancel2)
+		startQuietManager(ctx2)
+		Eventually(func(g Gomega) {
+			ready, _, generation := conditions(g)
+			g.Expect(generation).To(Equal(getMyApp(ns, "web")(g).Generation))
+			g.Expect(ready.ObservedGeneration).To(Equal(generation))
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
 	})
 })
+
+// reportDeployment plays the deployment controller: the Deployment's latest spec observed,
+// with the given counts (every pod of the current template) and Available as the controller
+// computes it for maxUnavailable = replicas: always True.
+func reportDeployment(ns, name string, replicas, updated, available int32) {
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, name)(g)
+		d.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
+			ReadyReplicas: available, AvailableReplicas: available,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+				Reason: "MinimumReplicasAvailable", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
+		}
+		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// unreachableDeploymentWebhook registers a fail-closed validating webhook for the Deployments
+// of the namespace whose server does not answer: every write of such a Deployment fails with
+// an internal error, as during a webhook outage. The story deletes it to end the outage.
+func unreachableDeploymentWebhook(ns string) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	url := "https://127.0.0.1:1/validate"
+	hook := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "outage-" + ns},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name:                    "outage.example.com",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+			TimeoutSeconds:          ptrTo(int32(1)),
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"},
+					Resources: []string{"deployments"}},
+			}},
+		}},
+	}
+	Expect(k8s.Create(suiteCtx, hook)).To(Succeed())
+	DeferCleanup(func() { _ = k8s.Delete(suiteCtx, hook) })
+	return hook
+}

@@ -73,7 +73,7 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 	switch reason {
 	case examplev1.ReasonCreateContainerConfigError:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot create container %s from its configuration (CreateContainerConfigError). %s; "+
-			"`kubectl describe pods -l %s=%s` shows the kubelet's answer", app.Name, first.Container, configHint(first.Message), selectorLabel, app.Name)
+			"`kubectl describe pods -l %s=%s` shows the kubelet's answer", app.Name, first.Container, configHint(app, first.Message), selectorLabel, app.Name)
 	case examplev1.ReasonInvalidImageName:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, image)
 	default:
@@ -84,15 +84,36 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 	return &Failure{Reason: reason, Message: msg}
 }
 
-// configHint says what to fix for a CreateContainerConfigError, from the kubelet's message.
-func configHint(kubeletMessage string) string {
+// configHint says what to fix for a CreateContainerConfigError. The kubelet's message only
+// picks the kind of hint; what it names comes from the MyApp's spec.
+func configHint(app *examplev1.MyApp, kubeletMessage string) string {
 	switch m := strings.ToLower(kubeletMessage); {
 	case strings.Contains(m, "runasnonroot"):
 		return "Use an image that runs as a non-root user, set spec.securityContext.runAsUser to a non-zero UID, " +
 			"or set spec.podSecurityContext.runAsNonRoot: false"
 	case strings.Contains(m, "secret") || strings.Contains(m, "configmap"):
-		return "Create the Secret or ConfigMap (with the key) that spec.env refers to, in the MyApp's namespace, or change the reference"
+		hint := "Create the Secret or ConfigMap (with the key) that spec.env refers to, in the MyApp's namespace, or change the reference"
+		if refs := envReferences(app); refs != "" {
+			hint += " (spec.env refers to " + refs + ")"
+		}
+		return hint
 	default:
 		return "Check spec.env, spec.securityContext and spec.podSecurityContext"
 	}
+}
+
+// envReferences lists the keys of Secrets and ConfigMaps that spec.env takes values from, in
+// the spec's order: `Secret db key password, ConfigMap ui key color`.
+func envReferences(app *examplev1.MyApp) string {
+	var refs []string
+	for _, e := range app.Spec.Env {
+		switch v := e.ValueFrom; {
+		case v == nil:
+		case v.SecretKeyRef != nil:
+			refs = append(refs, fmt.Sprintf("Secret %s key %s", v.SecretKeyRef.Name, v.SecretKeyRef.Key))
+		case v.ConfigMapKeyRef != nil:
+			refs = append(refs, fmt.Sprintf("ConfigMap %s key %s", v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key))
+		}
+	}
+	return strings.Join(slices.Compact(refs), ", ")
 }

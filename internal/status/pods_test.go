@@ -161,3 +161,24 @@ func TestRejectionHint(t *testing.T) {
 		To(Equal(". A ResourceQuota of the namespace forbids the Deployment: raise the quota"))
 	g.Expect(RejectionHint("Service", `Service "web" is invalid: spec.ports[0].port: Invalid value`)).To(BeEmpty())
 }
+
+// TestConfigErrorNamesTheReferencesFromTheSpec: what a CreateContainerConfigError names comes
+// from the MyApp's spec, not from the kubelet's message.
+func TestConfigErrorNamesTheReferencesFromTheSpec(t *testing.T) {
+	g := NewWithT(t)
+	app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "web:1", Env: []examplev1.EnvVar{
+		{Name: "A", Value: ptrTo("x")},
+		{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}},
+		{Name: "COLOR", ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "ui", Key: "color"}}},
+	}}}
+	app.Name = "web"
+	waiting := []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: `secret "db" not found`}}
+	s := Compute(app, Observed{Deployment: deployment(1, 1, 1, 1, 1, 0, 0, false), Pods: waiting}, t0)
+	stalled := meta.FindStatusCondition(s.Conditions, examplev1.ConditionStalled)
+	g.Expect(stalled.Message).To(ContainSubstring("spec.env refers to Secret db key password, ConfigMap ui key color"))
+	waiting[0].Message = "a reworded message about a missing secret"
+	g.Expect(Compute(app, Observed{Deployment: deployment(1, 1, 1, 1, 1, 0, 0, false), Pods: waiting}, t0).Conditions).
+		To(Equal(s.Conditions), "the same status for the same problem, whatever the kubelet's words")
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -37,7 +37,7 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 		healthy := withCPU(ns, "healthy", "100m", "100m")
 		broken := withCPU(ns, "broken", "1", "1")
 		expectStalled(ns, "broken", examplev1.ReasonReplicaFailure,
-			"exceeded quota: compute", "requests.cpu", "A ResourceQuota of the namespace forbids the pods")
+			"(FailedCreate)", "A ResourceQuota of the namespace forbids the pods", "kubectl describe replicasets")
 		expectOneEvent(broken, examplev1.ReasonReplicaFailure)
 		expectFollowsUpdate(healthy)
 
@@ -64,7 +64,7 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 		healthy := withCPU(ns, "healthy", "100m", "200m")
 		broken := withCPU(ns, "broken", "100m", "1")
 		expectStalled(ns, "broken", examplev1.ReasonReplicaFailure,
-			"maximum cpu usage per Container is 500m, but limit is 1", "A LimitRange of the namespace rejects the pods", "spec.resources")
+			"(FailedCreate)", "A LimitRange of the namespace rejects the pods", "spec.resources")
 		expectOneEvent(broken, examplev1.ReasonReplicaFailure)
 		expectFollowsUpdate(healthy)
 	})

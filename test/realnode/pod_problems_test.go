@@ -54,8 +54,8 @@ var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label
 			ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "ui", Key: "color"}}})
 
 		By("the kubelet failing to build the containers: the MyApps say what is missing")
-		expectStalledBy(secret, examplev1.ReasonCreateContainerConfigError, `secret "db" not found`)
-		expectStalledBy(config, examplev1.ReasonCreateContainerConfigError, `configmap "ui" not found`)
+		expectStalledBy(secret, examplev1.ReasonCreateContainerConfigError, "Secret db key password")
+		expectStalledBy(config, examplev1.ReasonCreateContainerConfigError, "ConfigMap ui key color")
 		for _, app := range []*examplev1.MyApp{secret, config} {
 			expectOneEventThroughReconciles(app, examplev1.ReasonCreateContainerConfigError)
 		}
