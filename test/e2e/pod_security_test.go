@@ -16,8 +16,8 @@ import (
 // MyApp. This story shows that guard holds through the operator: in a namespace that enforces
 // the restricted level, a privileged MyApp is stored, its pods are refused, and the MyApp
 // says so (Stalled, ReplicaFailure), while a MyApp with the default security contexts runs
-// beside it. The message comes from the API server's answer, whose wording is not the
-// operator's: the story asks only that there is one.
+// beside it. The story asks only that the MyApp gives a message, not what it says: the API
+// server's wording of the refusal is not the operator's to promise.
 var _ = Describe("A namespace that enforces the restricted Pod Security level", Ordered, Serial, func() {
 	BeforeAll(func() {
 		op := startOperator("pod-security")
