@@ -9,8 +9,8 @@ SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
 # The operator's version and its release date; the bundle and the catalog take them from here.
-VERSION ?= 0.3.1
-BUNDLE_CREATED_AT ?= 2026-11-23T00:00:00Z
+VERSION ?= 0.3.2
+BUNDLE_CREATED_AT ?= 2026-11-25T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 CONTAINER_TOOL ?= docker
@@ -288,7 +288,7 @@ bundle-push: ## Push the bundle image.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
-RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0
+RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0 releases/0.3.1
 
 # The published repository of the bundle images; catalog/ names each bundle by digest in it.
 BUNDLE_REPO ?= $(IMAGE_TAG_BASE)-bundle
@@ -318,7 +318,7 @@ catalog-from-dirs: $(OPM)
 # preflight) between the CRD of each release a user may upgrade from (the catalog's skipRange
 # lets 0.2.0 jump to the current version) and the current one, with the reviewed exceptions of
 # that upgrade (hack/crdupgrade/from-<release>.yaml).
-UPGRADE_FROM ?= 0.2.0 0.3.0
+UPGRADE_FROM ?= 0.2.0 0.3.0 0.3.1
 CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
 .PHONY: crd-upgrade-check
 crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from a release of UPGRADE_FROM that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
@@ -496,22 +496,25 @@ OLM_FLAGS ?=
 # before, through and after OLM's upgrade to this version.
 RELEASE_COMMIT_0.2.0 := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
 RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
+RELEASE_COMMIT_0.3.1 := 1aefbf2bf8cc520b00e888e547f1e4ae6d90ee5d
 released-manager = $(LOCALBIN)/manager-v$(1)-$(RELEASE_COMMIT_$(1))
 MANAGER_0_2_0 := $(call released-manager,0.2.0)
 MANAGER_0_3_0 := $(call released-manager,0.3.0)
+MANAGER_0_3_1 := $(call released-manager,0.3.1)
 # Their static builds, for the images of make test-catalog.
 RELEASED_VERSIONS := 0.2.0 0.3.0
 RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
 # One release's build after the other's: at once, both would compile the dependencies they share.
 $(MANAGER_0_3_0): | $(MANAGER_0_2_0)
+$(MANAGER_0_3_1): | $(MANAGER_0_3_0)
 $(word 2,$(RELEASED_MANAGER_IMAGES)): | $(word 1,$(RELEASED_MANAGER_IMAGES))
 $(LOCALBIN)/manager-v%: | $(LOCALBIN)
 	@echo "Building the manager of release $(firstword $(subst -, ,$*)) from commit $(lastword $(subst -, ,$*)) (once)"
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
 		(cd "$$src" && $(GO_TOOL_BUILD) -o $@ ./cmd/main.go)
 .PHONY: test-olm
-TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0)
-test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0 and 0.3.0.
+TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1)
+test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0 and 0.3.1.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -522,6 +525,7 @@ olm-run:
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) \
 		go -C test test ./olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 

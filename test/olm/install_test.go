@@ -24,8 +24,9 @@ const (
 	operatorDeploy = "myapp-operator-controller-manager"
 	csv020         = "myapp-operator.v0.2.0"
 	csv030         = "myapp-operator.v0.3.0"
-	currentCSV     = "myapp-operator.v0.3.1"
-	currentImage   = "example.com/myapp-operator:v0.3.1"
+	csv031         = "myapp-operator.v0.3.1"
+	currentCSV     = "myapp-operator.v0.3.2"
+	currentImage   = "example.com/myapp-operator:v0.3.2"
 )
 
 // The four install modes the CSV declares, installed one after another on one cluster, each
@@ -37,6 +38,8 @@ var (
 		targets: []string{"own-operator"}, work: []string{"own-operator"}, outside: "own-outside"}
 	ownNamespaceFrom030 = installMode{name: "OwnNamespace-from-0.3.0", installNS: "own-030",
 		targets: []string{"own-030"}, work: []string{"own-030"}, outside: "own-030-outside"}
+	ownNamespaceFrom031 = installMode{name: "OwnNamespace-from-0.3.1", installNS: "own-031",
+		targets: []string{"own-031"}, work: []string{"own-031"}, outside: "own-031-outside"}
 	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
 		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
 	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
@@ -141,48 +144,61 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.uninstall()
 	})
 
-	It("OwnNamespace: installs the previous release and upgrades to the current version with MyApps served throughout", func() {
-		m := ownNamespaceFrom030
-		m.create()
-		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv030, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
+	// The releases of 0.3, each installed and then upgraded to the current version. Their
+	// managers are read when the suite starts, so each story names its own.
+	for _, from := range []struct {
+		mode         installMode
+		version, csv string
+		manager      func() string
+	}{
+		{ownNamespaceFrom030, "0.3.0", csv030, func() string { return manager030Bin }},
+		{ownNamespaceFrom031, "0.3.1", csv031, func() string { return manager031Bin }},
+	} {
+		It("OwnNamespace: installs "+from.version+" and upgrades to the current version with MyApps served throughout, no pod replaced", func() {
+			m := from.mode
+			m.create()
+			m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: from.csv, InstallPlanApproval: operatorsv1alpha1.ApprovalManual})
 
-		By("installing 0.3.0 through an InstallPlan approved by hand")
-		started := time.Now()
-		m.sub().ApproveAndComplete(csv030)
-		m.sub().ExpectSucceeded(csv030)
-		m.expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
-		AddReportEntry("OLM install of 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+			By("installing " + from.version + " through an InstallPlan approved by hand")
+			started := time.Now()
+			m.sub().ApproveAndComplete(from.csv)
+			m.sub().ExpectSucceeded(from.csv)
+			m.expectOperatorDeployment("example.com/myapp-operator:v" + from.version)
+			AddReportEntry("OLM install of "+from.version, time.Since(started).Round(100*time.Millisecond).String())
 
-		By("serving MyApps with the 0.3.0 manager, run with 0.3.0's permissions")
-		previous := m.startManager(manager030Bin, "0.3.0")
-		apps := map[string]int32{"shop": 2, "blog": 1}
-		for name, replicas := range apps {
-			Expect(k8s.Create(ctx, &examplev1.MyApp{
-				ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: name},
-				Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(replicas)},
-			})).To(Succeed())
-		}
-		expectAppsReady(m.installNS, apps, "0.3.0")
-		served := watchServed(m.installNS, "shop", "blog")
-		m.stopManager(previous)
-
-		By("upgrading to the current version, approved by hand")
-		started = time.Now()
-		m.sub().ApproveAndComplete(currentCSV)
-		m.sub().ExpectSucceeded(currentCSV)
-		m.expectOperatorDeployment(currentImage)
-		m.sub().ExpectCSVGone(csv030)
-		AddReportEntry("OLM upgrade from 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
-		m.expectScope()
-		m.expectServes(func() {
-			expectAppsReady(m.installNS, apps, "the current version")
-			fewest := served.stop()
-			for name := range apps {
-				Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
+			By("serving MyApps with the " + from.version + " manager, run with its permissions")
+			previous := m.startManager(from.manager(), from.version)
+			apps := map[string]int32{"shop": 2, "blog": 1}
+			for name, replicas := range apps {
+				Expect(k8s.Create(ctx, &examplev1.MyApp{
+					ObjectMeta: metav1.ObjectMeta{Namespace: m.installNS, Name: name},
+					Spec:       examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(replicas)},
+				})).To(Succeed())
 			}
+			expectAppsReady(m.installNS, apps, from.version)
+			pods := podUIDs(m.installNS)
+			served := watchServed(m.installNS, "shop", "blog")
+			m.stopManager(previous)
+
+			By("upgrading to the current version, approved by hand")
+			started = time.Now()
+			m.sub().ApproveAndComplete(currentCSV)
+			m.sub().ExpectSucceeded(currentCSV)
+			m.expectOperatorDeployment(currentImage)
+			m.sub().ExpectCSVGone(from.csv)
+			AddReportEntry("OLM upgrade from "+from.version, time.Since(started).Round(100*time.Millisecond).String())
+			m.expectScope()
+			m.expectServes(func() {
+				expectAppsReady(m.installNS, apps, "the current version")
+				fewest := served.stop()
+				for name := range apps {
+					Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
+				}
+				Expect(podUIDs(m.installNS)).To(Equal(pods), "the upgrade of the operator replaced an app's pod")
+			})
+			m.uninstall()
 		})
-		m.uninstall()
-	})
+	}
 
 	It("SingleNamespace: acts in its one target namespace and honours the Subscription's config", func() {
 		m := singleNamespace

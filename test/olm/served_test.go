@@ -2,6 +2,7 @@ package olm
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	. "github.com/onsi/gomega"
@@ -106,4 +107,20 @@ func podReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podUIDs lists the UIDs of the MyApps' pods in ns, sorted: the same list before and after
+// an upgrade of the operator means that no app's pod was replaced.
+func podUIDs(ns string) []string {
+	pods := &corev1.PodList{}
+	Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.HasLabels{appLabel})).To(Succeed())
+	uids := make([]string, 0, len(pods.Items))
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			uids = append(uids, string(p.UID))
+		}
+	}
+	Expect(uids).NotTo(BeEmpty(), "no pod of a MyApp in %s to compare", ns)
+	slices.Sort(uids)
+	return uids
 }

@@ -141,7 +141,7 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 })
 
 // currentVersion is the version of bundle/, the channel's head.
-const currentVersion = "0.3.1"
+const currentVersion = "0.3.2"
 
 // expectNoRefusal fails if the manager was ever refused a request (its RBAC falls short).
 func expectNoRefusal(manager *testutil.Process) {
