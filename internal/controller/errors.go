@@ -3,9 +3,13 @@ package controller
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"sort"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -62,6 +66,9 @@ type failure struct {
 	transient bool
 	// retryAfter, when set, schedules one more look without treating the error as transient.
 	retryAfter time.Duration
+	// detail is the API server's own message, for the Warning event, when the status
+	// message says the problem in the operator's words.
+	detail string
 }
 
 // classify maps an error to a failure. The messages it puts in the status are stable for a
@@ -93,21 +100,17 @@ func classify(err error) failure {
 			Failure:    status.Failure{Reason: examplev1.ReasonChildNotOwned, Message: notOwned.Error(), Terminal: true},
 			retryAfter: slowRetry,
 		}
-	case errors.As(err, &applyErr) && (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)):
+	case errors.As(err, &applyErr) && isRefusal(err):
 		// The API server or an admission policy refused the child as the MyApp describes it:
-		// retrying the same request cannot help. Its message is stable for the same input.
-		var st apierrors.APIStatus
-		msg := err.Error()
-		if errors.As(err, &st) {
-			msg = st.Status().Message
-		}
+		// sending the same request again cannot help.
 		return failure{
 			Failure: status.Failure{
 				Reason:   examplev1.ReasonChildRejected,
-				Message:  fmt.Sprintf("The API server rejected %s %s: %s", applyErr.kind, applyErr.name, status.StableAdmissionMessage(msg)) + status.RejectionHint(applyErr.kind, msg),
+				Message:  rejectionMessage(applyErr.kind, applyErr.name, err),
 				Terminal: true,
 			},
 			retryAfter: slowRetry,
+			detail:     applyErr.Error(),
 		}
 	case errors.As(err, &applyErr):
 		return failure{
@@ -123,4 +126,164 @@ func classify(err error) failure {
 			transient: true,
 		}
 	}
+}
+
+// isRefusal tells whether the API server refused a request for what it asks, so that the
+// same request fails again until the MyApp, a policy or a quota changes. It reads the
+// answer's reason and status code, never its message.
+//
+// Validation answers Invalid, admission Forbidden (quotas, Pod Security, policies) or what
+// a webhook chose; a body the API server cannot read is BadRequest or RequestEntityTooLarge.
+// A server-side apply that cannot be made into a typed object (a list keyed by a field that
+// holds the same key twice) fails without a reason, with code 500: a failure of the API
+// server itself, of etcd or of a webhook call carries a reason (InternalError, Timeout,
+// ServiceUnavailable, TooManyRequests), and an answer from a proxy in between gets
+// InternalError from the client. Should such a 500 ever be passing, the slow retry of a
+// refusal brings the MyApp back within a minute.
+func isRefusal(err error) bool {
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return false
+	}
+	s := st.Status()
+	return s.Reason == metav1.StatusReasonUnknown && s.Code == http.StatusInternalServerError
+}
+
+// maxCauses is how many refused fields a ChildRejected message names.
+const maxCauses = 5
+
+// rejectionMessage says which child the API server refused and why, built from the
+// refusal's structured fields only: its reason, and the field and type of each cause. A
+// future API server that rewords its messages therefore leaves the status as it is; the
+// API server's own message goes to the Warning event and the log.
+func rejectionMessage(kind, name string, err error) string {
+	msg := fmt.Sprintf("The API server rejected %s %s", kind, name)
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return msg
+	}
+	s := st.Status()
+	var causes []string
+	seen := map[string]bool{}
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			if d := describeCause(kind, c); d != "" && !seen[d] {
+				seen[d] = true
+				causes = append(causes, d)
+			}
+		}
+	}
+	// The API server lists causes in the order its validation meets them; sorted, the
+	// message does not depend on that order.
+	sort.Strings(causes)
+	switch {
+	case len(causes) > maxCauses:
+		msg += ": " + strings.Join(causes[:maxCauses], "; ") + fmt.Sprintf("; and %d more", len(causes)-maxCauses)
+	case len(causes) > 0:
+		msg += ": " + strings.Join(causes, "; ")
+	case s.Reason == metav1.StatusReasonForbidden:
+		msg += ": an admission check of the namespace forbids it (a ResourceQuota, a LimitRange, Pod Security " +
+			"or an admission policy); the ChildRejected event says which"
+	case s.Reason == metav1.StatusReasonUnknown && s.Code == http.StatusInternalServerError:
+		msg += ": the API server cannot process the request made from the MyApp's spec (such as a list " +
+			"whose items must differ by a key holding one key twice); the ChildRejected event says where"
+	case s.Reason == metav1.StatusReasonInvalid:
+		msg += ": a validation or an admission policy refused it without naming a field; the ChildRejected event says why"
+	default:
+		msg += fmt.Sprintf(" (%s)", reasonOf(s))
+	}
+	return msg
+}
+
+// causeWords says what each cause type means for the field it names.
+var causeWords = map[metav1.CauseType]string{
+	metav1.CauseTypeFieldValueRequired:     "is required",
+	metav1.CauseTypeFieldValueInvalid:      "has an invalid value",
+	metav1.CauseTypeFieldValueNotSupported: "has an unsupported value",
+	metav1.CauseTypeForbidden:              "is forbidden",
+	metav1.CauseTypeFieldValueDuplicate:    "holds a duplicate",
+	metav1.CauseTypeFieldValueNotFound:     "refers to something not found",
+	metav1.CauseTypeTooLong:                "is too long",
+	metav1.CauseTypeTooMany:                "has too many items",
+	metav1.CauseTypeTypeInvalid:            "has the wrong type",
+}
+
+// describeCause names a refused field of a child, with the MyApp field it comes from when
+// there is one, and what is wrong with it.
+func describeCause(kind string, c metav1.StatusCause) string {
+	if c.Field == "" {
+		if c.Type == "" {
+			return ""
+		}
+		return string(c.Type)
+	}
+	field := c.Field
+	if from := myAppField(kind, c.Field); from != "" {
+		field += " (from the MyApp's " + from + ")"
+	}
+	words, ok := causeWords[c.Type]
+	switch {
+	case ok:
+	case c.Type == "":
+		words = "is refused"
+	default:
+		words = "is refused (" + string(c.Type) + ")"
+	}
+	return field + " " + words
+}
+
+// childFields map where a field of a child comes from in the MyApp, by the child field's
+// prefix (desired says how each child is built).
+var childFields = map[string][][2]string{
+	kindDeployment: {
+		{"spec.template.spec.containers[0].resources", "spec.resources"},
+		{"spec.template.spec.containers[0].securityContext", "spec.securityContext"},
+		{"spec.template.spec.containers[0].readinessProbe", "spec.readinessProbe"},
+		{"spec.template.spec.containers[0].livenessProbe", "spec.livenessProbe"},
+		{"spec.template.spec.containers[0].startupProbe", "spec.startupProbe"},
+		{"spec.template.spec.containers[0].env", "spec.env"},
+		{"spec.template.spec.containers[0].command", "spec.command"},
+		{"spec.template.spec.containers[0].args", "spec.args"},
+		{"spec.template.spec.containers[0].image", "spec.image"},
+		{"spec.template.spec.securityContext", "spec.podSecurityContext"},
+		{"spec.template.spec.affinity", "spec.affinity"},
+		{"spec.template.spec.tolerations", "spec.tolerations"},
+		{"spec.template.spec.topologySpreadConstraints", "spec.topologySpreadConstraints"},
+		{"spec.template.spec.nodeSelector", "spec.nodeSelector"},
+		{"spec.template.spec.imagePullSecrets", "spec.imagePullSecrets"},
+		{"spec.template.spec.serviceAccountName", "spec.serviceAccountName"},
+		{"spec.template.metadata.labels", "spec.podLabels"},
+		{"spec.template.metadata.annotations", "spec.podAnnotations"},
+		{"spec.strategy.rollingUpdate", "spec.rollingUpdate"},
+	},
+	kindService: {
+		{"metadata.annotations", "spec.serviceAnnotations"},
+		{"spec.type", "spec.serviceType"},
+	},
+	kindBudget: {
+		{"spec.minAvailable", "spec.podDisruptionBudget.minAvailable"},
+		{"spec.maxUnavailable", "spec.podDisruptionBudget.maxUnavailable"},
+	},
+}
+
+// myAppField is the MyApp field a child's field comes from, or "".
+func myAppField(kind, field string) string {
+	for _, m := range childFields[kind] {
+		if rest, ok := strings.CutPrefix(field, m[0]); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			return m[1] + rest
+		}
+	}
+	return ""
+}
+
+// reasonOf names a refusal by its reason, or its code when it has none.
+func reasonOf(s metav1.Status) string {
+	if s.Reason != metav1.StatusReasonUnknown {
+		return string(s.Reason)
+	}
+	return fmt.Sprintf("HTTP %d", s.Code)
 }

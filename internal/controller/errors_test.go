@@ -2,10 +2,13 @@ package controller
 
 import (
 	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -43,6 +46,36 @@ func TestClassify(t *testing.T) {
 			reason:     examplev1.ReasonChildRejected,
 			retryLater: true,
 		},
+		"refused by a webhook that gives a code and no reason": {
+			err:        &applyError{kind: "Deployment", name: "web", err: statusError(metav1.Status{Code: http.StatusForbidden, Message: "denied"})},
+			reason:     examplev1.ReasonChildRejected,
+			retryLater: true,
+		},
+		"a request the API server cannot read": {
+			err:        &applyError{kind: "Deployment", name: "web", err: apierrors.NewBadRequest("bad")},
+			reason:     examplev1.ReasonChildRejected,
+			retryLater: true,
+		},
+		"an apply the API server cannot make into a typed object (a list-map key twice)": {
+			err:        &applyError{kind: "Deployment", name: "web", err: statusError(metav1.Status{Code: http.StatusInternalServerError, Message: "duplicate entries"})},
+			reason:     examplev1.ReasonChildRejected,
+			retryLater: true,
+		},
+		"an internal error of the API server or a webhook call": {
+			err:       &applyError{kind: "Deployment", name: "web", err: apierrors.NewInternalError(errors.New("webhook unreachable"))},
+			reason:    examplev1.ReasonApplyFailed,
+			transient: true,
+		},
+		"a timeout": {
+			err:       &applyError{kind: "Deployment", name: "web", err: apierrors.NewServerTimeout(deployments, "patch", 1)},
+			reason:    examplev1.ReasonApplyFailed,
+			transient: true,
+		},
+		"too many requests": {
+			err:       &applyError{kind: "Deployment", name: "web", err: apierrors.NewTooManyRequests("slow down", 1)},
+			reason:    examplev1.ReasonApplyFailed,
+			transient: true,
+		},
 		"apply failed for a passing reason": {
 			err:       &applyError{kind: "Deployment", name: "web", err: apierrors.NewServiceUnavailable("etcd is slow")},
 			reason:    examplev1.ReasonApplyFailed,
@@ -72,4 +105,95 @@ func TestClassify(t *testing.T) {
 			}
 		})
 	}
+}
+
+// statusError is an answer of the API server as client-go hands it over.
+func statusError(s metav1.Status) error {
+	s.Status = metav1.StatusFailure
+	return &apierrors.StatusError{ErrStatus: s}
+}
+
+// TestRejectionMessage: the ChildRejected message names the child and each refused field,
+// with the MyApp field it comes from, from the refusal's structured fields only: the same
+// refusal worded otherwise gives the same message.
+func TestRejectionMessage(t *testing.T) {
+	deployment := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	cases := map[string]struct {
+		err  error
+		want string
+	}{
+		"invalid, with causes in the API server's order": {
+			err: apierrors.NewInvalid(deployment, "web", field.ErrorList{
+				field.Invalid(field.NewPath("spec", "template", "spec", "topologySpreadConstraints").Index(0).Child("maxSkew"), 0, "must be greater than zero"),
+				field.Required(field.NewPath("spec", "template", "spec", "containers").Index(0).Child("resources", "limits"), "Limit must be set"),
+			}),
+			want: "The API server rejected Deployment web: " +
+				"spec.template.spec.containers[0].resources.limits (from the MyApp's spec.resources.limits) is required; " +
+				"spec.template.spec.topologySpreadConstraints[0].maxSkew (from the MyApp's spec.topologySpreadConstraints[0].maxSkew) has an invalid value",
+		},
+		"refused by a policy naming a field, without a cause type": {
+			err: statusError(metav1.Status{Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid, Message: "denied by policy",
+				Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: "spec.template.metadata.labels", Message: "no"}}}}),
+			want: "The API server rejected Deployment web: spec.template.metadata.labels (from the MyApp's spec.podLabels) is refused",
+		},
+		"forbidden by a quota": {
+			err: apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web",
+				errors.New("exceeded quota: q, requested: count/deployments.apps=1, used: count/deployments.apps=3, limited: count/deployments.apps=3")),
+			want: "The API server rejected Deployment web: an admission check of the namespace forbids it (a ResourceQuota, " +
+				"a LimitRange, Pod Security or an admission policy); the ChildRejected event says which",
+		},
+		"an apply the API server cannot make into a typed object": {
+			err: statusError(metav1.Status{Code: http.StatusInternalServerError,
+				Message: `failed to create typed patch object: .spec.template.spec.topologySpreadConstraints: duplicate entries for key [topologyKey="zone"]`}),
+			want: "The API server rejected Deployment web: the API server cannot process the request made from the MyApp's spec " +
+				"(such as a list whose items must differ by a key holding one key twice); the ChildRejected event says where",
+		},
+		"a request it cannot read": {
+			err:  apierrors.NewBadRequest("cannot decode"),
+			want: "The API server rejected Deployment web (BadRequest)",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := classify(&applyError{kind: "Deployment", name: "web", err: tc.err})
+			g.Expect(f.Reason).To(Equal(examplev1.ReasonChildRejected))
+			g.Expect(f.Message).To(Equal(tc.want))
+			// The API server's own words go to the Warning event.
+			g.Expect(f.detail).To(ContainSubstring(tc.err.Error()))
+
+			// The same refusal in other words: the status stays as it is.
+			var st apierrors.APIStatus
+			g.Expect(errors.As(tc.err, &st)).To(BeTrue())
+			reworded := st.Status()
+			reworded.Message = strings.ToUpper(reworded.Message) + " (reworded)"
+			if reworded.Details != nil {
+				d := *reworded.Details
+				d.Causes = append([]metav1.StatusCause{}, d.Causes...)
+				for i := range d.Causes {
+					d.Causes[i].Message = "reworded"
+				}
+				// Reversed: the message must not depend on the order the API server lists causes in.
+				for i, j := 0, len(d.Causes)-1; i < j; i, j = i+1, j-1 {
+					d.Causes[i], d.Causes[j] = d.Causes[j], d.Causes[i]
+				}
+				reworded.Details = &d
+			}
+			g.Expect(classify(&applyError{kind: "Deployment", name: "web", err: &apierrors.StatusError{ErrStatus: reworded}}).Message).
+				To(Equal(f.Message))
+		})
+	}
+}
+
+// TestRejectionMessageNamesAtMostSomeFields: a refusal with many causes names the first few,
+// in a stable order, and says how many more there are.
+func TestRejectionMessageNamesAtMostSomeFields(t *testing.T) {
+	g := NewWithT(t)
+	var errs field.ErrorList
+	for i := 0; i < maxCauses+3; i++ {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "template", "spec", "tolerations").Index(i).Child("effect"), "x", "bad"))
+	}
+	f := classify(&applyError{kind: "Deployment", name: "web", err: apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", errs)})
+	g.Expect(f.Message).To(HaveSuffix("; and 3 more"))
+	g.Expect(strings.Count(f.Message, "has an invalid value")).To(Equal(maxCauses))
 }

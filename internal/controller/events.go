@@ -16,7 +16,11 @@ import (
 //
 // Transient failures (ApplyFailed) are left out: outcome.add records each of them with the
 // API server's error, since the error can change at every retry.
-func (r *MyAppReconciler) recordProblem(app *examplev1.MyApp, before []metav1.Condition) {
+//
+// The event adds the API server's own words for the problem (details, by reason): the
+// status states it from structured fields only, so that it stays the same when a new
+// Kubernetes rewords its messages, and the event is where a person reads the full answer.
+func (r *MyAppReconciler) recordProblem(app *examplev1.MyApp, before []metav1.Condition, details map[string]string) {
 	now := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionDegraded)
 	if now == nil || now.Status != metav1.ConditionTrue || now.Reason == examplev1.ReasonApplyFailed {
 		return
@@ -25,5 +29,9 @@ func (r *MyAppReconciler) recordProblem(app *examplev1.MyApp, before []metav1.Co
 		was.Status == metav1.ConditionTrue && was.Reason == now.Reason && was.Message == now.Message {
 		return
 	}
-	r.Recorder.Event(app, corev1.EventTypeWarning, now.Reason, now.Message)
+	message := now.Message
+	if d := details[now.Reason]; d != "" {
+		message += ". The API server said: " + d
+	}
+	r.Recorder.Event(app, corev1.EventTypeWarning, now.Reason, message)
 }

@@ -108,7 +108,7 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	out.retryWithin(retry)
 	obs.Pods = pods
 	out.retryWithin(status.RecheckAfter(obs, metav1.NewTime(now)))
-	switch err := r.patchStatus(ctx, app, obs, now); {
+	switch err := r.patchStatus(ctx, app, obs, now, out.details); {
 	case apierrors.IsConflict(err):
 		// The cached MyApp was older than the stored one; look again once the cache has it.
 		out.retryWithin(statusConflictRetry)
@@ -256,6 +256,9 @@ type outcome struct {
 	changes    changes
 	errs       []error
 	retryAfter time.Duration
+	// details are the API server's own words for the problems the status states in the
+	// operator's, by reason, for the Warning event that reports them.
+	details map[string]string
 }
 
 // add records err, if any: in the observation for the status, as a warning event, and as
@@ -266,6 +269,15 @@ func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Obse
 		return
 	}
 	f := classify(err)
+	if f.detail != "" {
+		if o.details == nil {
+			o.details = map[string]string{}
+		}
+		if d := o.details[f.Reason]; d != "" {
+			f.detail = d + "; " + f.detail
+		}
+		o.details[f.Reason] = f.detail
+	}
 	if f.waiting {
 		obs.Waiting = &f.Failure
 	} else {
@@ -299,7 +311,7 @@ func (o *outcome) result() (ctrl.Result, error) {
 // would leave out every field whose new value equals the stale one, and keep a newer, wrong
 // value on the server; with the resourceVersion, the API server refuses such a patch
 // (Conflict) and the reconcile looks again.
-func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed, now time.Time) error {
+func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed, now time.Time, details map[string]string) error {
 	next := status.Compute(app, obs, metav1.NewTime(now))
 	if equality.Semantic.DeepEqual(app.Status, next) {
 		return nil
@@ -310,7 +322,7 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 	if err := r.Status().Patch(ctx, app, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	r.recordProblem(app, before.Status.Conditions)
+	r.recordProblem(app, before.Status.Conditions, details)
 	return nil
 }
 

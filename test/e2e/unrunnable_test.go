@@ -81,7 +81,7 @@ var _ = Describe("MyApps the API accepts but that cannot work", Ordered, Serial,
 			Spec: examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(1)), ServiceType: examplev1.ServiceTypeNodePort}}
 		Expect(k8s.Create(ctx, broken)).To(Succeed())
 		expectStalled(ns, "broken", examplev1.ReasonChildRejected,
-			"The API server rejected Service broken", "services.nodeports", "raise the quota, or change spec.serviceType")
+			"The API server rejected Service broken", "forbids it (a ResourceQuota")
 		expectOneEvent(broken, examplev1.ReasonChildRejected)
 		Eventually(func(g Gomega) []corev1.Pod { return runningPods(g, ns, "broken") }).Should(HaveLen(1),
 			"the Deployment is applied although the Service is refused")
