@@ -97,6 +97,10 @@ var _ = Describe("The selector migration", func() {
 			g.Expect(s.Annotations).NotTo(HaveKey(desired.AnnotationSelectorMigration))
 			g.Expect(getPDB(ns, "web")(g).Spec.Selector.MatchLabels).To(Equal(map[string]string{desired.LabelSelector: "web"}))
 			g.Expect(getDeployment(ns, "web")(g).Annotations).NotTo(HaveKey(desired.AnnotationSelectorMigration))
+		}).Should(Succeed())
+		By("the deployment controller observing the Deployment's last spec: the MyApp is Ready, nothing under way")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
 			a := getMyApp(ns, "web")(g)
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(g, a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionFalse))

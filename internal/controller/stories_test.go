@@ -266,7 +266,7 @@ var _ = Describe("A MyApp in production", func() {
 		}).Should(Succeed())
 	})
 
-	It("reports pods the Deployment cannot create as Stalled, with the Deployment's message", func() {
+	It("reports pods the Deployment cannot create as Stalled, with what to change and none of the API server's words", func() {
 		createMyApp(ns, "web", nil)
 		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
 		msg := `pods "web-5d4b8" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`
@@ -280,9 +280,12 @@ var _ = Describe("A MyApp in production", func() {
 			stalled := condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled)
 			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonReplicaFailure))
-			// The pod's generated name changes with each attempt; the message keeps the rest.
-			g.Expect(stalled.Message).To(ContainSubstring(`violates PodSecurity "restricted:latest": runAsNonRoot != true`))
+			// The message is built from the condition's reason and the kind of refusal; the
+			// pod's name and the admission's wording stay out.
+			g.Expect(stalled.Message).To(ContainSubstring("(FailedCreate)"))
+			g.Expect(stalled.Message).To(ContainSubstring("Pod Security level refuses the pods"))
 			g.Expect(stalled.Message).NotTo(ContainSubstring("web-5d4b8"))
+			g.Expect(stalled.Message).NotTo(ContainSubstring("runAsNonRoot != true"))
 		}).Should(Succeed())
 	})
 
