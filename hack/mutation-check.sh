@@ -26,6 +26,7 @@ table=(
 	"ready-on-stale-deployment|"
 	"ready-on-available-condition|"
 	"ready-before-observed|"
+	"strict-decode|"
 	"stale-carried|"
 	"any-intent-carried|"
 )
