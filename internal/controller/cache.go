@@ -38,10 +38,11 @@ func WatchNamespaces(value string) []string {
 
 // CacheOptions trims what the manager caches: only the given namespaces (all when empty),
 // of the children only those carrying our managed-by label, and of managedFields only the
-// operator's own entries. Those entries are what lets the reconciler see, without asking
-// the API server, whether a child still carries exactly what it would apply. Of a MyApp it
-// keeps no last-applied annotation of kubectl (it repeats the whole spec of every MyApp
-// created with `kubectl apply`) and of its managedFields only who owns spec.replicas.
+// operator's own entries (and who else owns a Deployment's count). Those entries are what
+// lets the reconciler see, without asking the API server, whether a child still carries
+// exactly what it would apply. Of a MyApp it keeps neither the
+// last-applied annotation of kubectl (it repeats the whole spec of every MyApp created with
+// `kubectl apply`) nor managedFields: how a client wrote the MyApp decides nothing.
 //
 // syncPeriod is how often every cached object is handed to the controller again (a resync):
 // the safety net for a change the watches missed. A reconcile that finds nothing to do sends
@@ -69,22 +70,13 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 }
 
 // trimMyApp drops from a cached MyApp what the reconciler never reads, and interns its
-// metadata's and conditions' repeated strings. Of its managedFields it keeps the entries that
-// own spec.replicas, reduced to that field (desired.ReplicasSetByUser reads them).
+// metadata's and conditions' repeated strings.
 func trimMyApp(in any) (any, error) {
 	app, ok := in.(*examplev1.MyApp)
 	if !ok {
 		return in, nil
 	}
-	owning := ssa.EntriesOwning(app, desired.ReplicasFieldPath...)
-	replicasOwners := make([]metav1.ManagedFieldsEntry, 0, len(owning))
-	for _, mf := range owning {
-		replicasOwners = append(replicasOwners, metav1.ManagedFieldsEntry{
-			Manager: mf.Manager, Operation: mf.Operation, Subresource: mf.Subresource,
-			FieldsType: mf.FieldsType, FieldsV1: replicasOnly,
-		})
-	}
-	app.ManagedFields = replicasOwners
+	app.ManagedFields = nil
 	delete(app.Annotations, corev1.LastAppliedConfigAnnotation)
 	if len(app.Annotations) == 0 {
 		app.Annotations = nil
@@ -99,12 +91,13 @@ func trimMyApp(in any) (any, error) {
 }
 
 // replicasOnly is the FieldsV1 of a managedFields entry that owns spec.replicas alone; every
-// cached MyApp shares it (cached objects are never changed in place).
+// cached Deployment shares it (cached objects are never changed in place).
 var replicasOnly = metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)
 
-// trimDeployment keeps of a cached Deployment's managedFields only the operator's entries,
-// keeps the deployment controller's revision annotation (it names the current template's
-// ReplicaSet, pods.go), interns the metadata's repeated strings, and
+// trimDeployment keeps of a cached Deployment's managedFields the operator's entries and, of
+// every other field manager owning spec.replicas, an entry reduced to that field
+// (heldForAutoscaler reads them); it keeps the deployment controller's revision annotation (it
+// names the current template's ReplicaSet, pods.go), interns the metadata's repeated strings, and
 // shares one map between the Deployment's labels and its pod template's when they are equal.
 // Cached objects are never changed in place (readers get deep copies), so the shared map
 // stays as decoded.
@@ -113,10 +106,18 @@ func trimDeployment(in any) (any, error) {
 	if !ok {
 		return keepOwnManagedFields(in)
 	}
+	var holds []metav1.ManagedFieldsEntry
+	for _, mf := range ssa.EntriesOwning(d, desired.ReplicasFieldPath...) {
+		if !isOwnManager(mf.Manager) {
+			holds = append(holds, metav1.ManagedFieldsEntry{Manager: intern(mf.Manager), Operation: mf.Operation,
+				Subresource: intern(mf.Subresource), FieldsType: mf.FieldsType, FieldsV1: replicasOnly})
+		}
+	}
 	// keepOwnManagedFields interns the metadata, the annotations as they are now included.
 	if _, err := keepOwnManagedFields(d); err != nil {
 		return in, err
 	}
+	d.ManagedFields = append(d.ManagedFields, holds...)
 	// The pod template usually carries the Deployment's own labels: one map for both.
 	if t := &d.Spec.Template; maps.Equal(t.Labels, d.Labels) {
 		t.Labels = d.Labels
@@ -136,7 +137,7 @@ func keepOwnManagedFields(in any) (any, error) {
 	entries := obj.GetManagedFields()
 	var kept []metav1.ManagedFieldsEntry
 	for _, mf := range entries {
-		if mf.Manager == FieldOwner || mf.Manager == RepairFieldOwner {
+		if isOwnManager(mf.Manager) {
 			kept = append(kept, mf)
 		}
 	}
@@ -148,3 +149,7 @@ func keepOwnManagedFields(in any) (any, error) {
 	}
 	return in, nil
 }
+
+// isOwnManager tells whether a field manager is one of the operator's whose entries the cache
+// keeps whole.
+func isOwnManager(manager string) bool { return manager == FieldOwner || manager == RepairFieldOwner }

@@ -223,17 +223,17 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 }
 
 // deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while
-// migrating, and without spec.replicas while the count is the autoscaler's: while
-// autoscaling is on, and after it is turned off when the user never set spec.replicas
-// (replicas.go). cached is the Deployment the cache holds, or nil.
+// migrating, and the replica count and hand-over annotations desired.Replicas decides from
+// the MyApp and the Deployment as stored (replicas.go). cached is the Deployment the cache
+// holds, or nil.
 func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	deployment, err := desired.Deployment(app, migrating)
 	if err != nil {
 		return nil, err
 	}
-	if keepsAutoscalerCount(app, cached) {
-		deployment.Spec.Replicas = nil
-	}
+	replicas := desired.Replicas(app, deploymentReplicas(cached))
+	deployment.Spec.Replicas = replicas.Replicas
+	deployment.WithAnnotations(map[string]string{desired.AnnotationReplicas: replicas.Annotation})
 	return deployment, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,15 +18,16 @@ import (
 // dropping the field (autoscaling turned on) and the autoscaler first writing it.
 const HandoverFieldOwner = "myapp-operator-handover"
 
-// The replica count changes hands between the MyApp and a HorizontalPodAutoscaler:
+// The replica count changes hands between the MyApp and a HorizontalPodAutoscaler
+// (desired.Replicas decides, from the MyApp and the Deployment as stored):
 //
 //   - Autoscaling on: the Deployment intent leaves spec.replicas out, so the autoscaler owns
 //     it. Were the operator the field's only owner, server-side apply would reset it to one
 //     pod until the autoscaler acts; so a second field manager first holds the current count,
 //     brought within [minReplicas, maxReplicas]: the autoscaler never scales a target at 0.
-//   - Autoscaling off: the operator applies spec.replicas again, unless the user never set it
-//     (desired.ReplicasSetByUser): then the Deployment keeps the count the autoscaler left,
-//     as `kubectl apply` of a Deployment without replicas does, until the user sets one.
+//   - Autoscaling turned off with spec.replicas left at 1: the hand-over keeps the count the
+//     autoscaler left, recorded in an annotation of the Deployment, until spec.replicas
+//     changes. Otherwise the operator applies spec.replicas, and puts back any hand edit.
 
 // holdReplicas runs before an apply that leaves spec.replicas out (autoscaling on). Who owns
 // the field is read from the live object's managedFields, not from the cache or from whether
@@ -58,10 +60,36 @@ func (r *MyAppReconciler) holdReplicas(ctx context.Context, app *examplev1.MyApp
 	return nil
 }
 
-// keepsAutoscalerCount tells whether the Deployment intent of a MyApp with autoscaling off
-// leaves spec.replicas out: the operator does not own the field of the cached Deployment
-// (the autoscaler, or the hand-over, last set it), and the user never set spec.replicas.
-func keepsAutoscalerCount(app *examplev1.MyApp, cached *appsv1.Deployment) bool {
-	return cached != nil && cached.Spec.Replicas != nil && !desired.AutoscalingEnabled(app) &&
-		!ssa.Owns(cached, FieldOwner, "f:spec", "f:replicas") && !desired.ReplicasSetByUser(app)
+// autoscalerFieldManager is the field manager under which the HorizontalPodAutoscaler
+// controller, part of kube-controller-manager, writes a Deployment's scale.
+const autoscalerFieldManager = "kube-controller-manager"
+
+// deploymentReplicas reads from the cached Deployment (nil when there is none) what
+// desired.Replicas needs.
+func deploymentReplicas(cached *appsv1.Deployment) *desired.DeploymentReplicas {
+	if cached == nil {
+		return nil
+	}
+	return &desired.DeploymentReplicas{Replicas: cached.Spec.Replicas,
+		Annotation: cached.Annotations[desired.AnnotationReplicas], HeldForAutoscaler: heldForAutoscaler(cached)}
+}
+
+// heldForAutoscaler tells whether no field manager but the autoscaler or the hand-over holds
+// the Deployment's spec.replicas: none does after a scale through the scale subresource (the
+// API server does not always record one in managedFields), the hand-over's is an apply. It is
+// read only of a Deployment an earlier release applied, which carries no
+// desired.AnnotationReplicas; the cache keeps every owner's entry for spec.replicas (cache.go).
+func heldForAutoscaler(d *appsv1.Deployment) bool {
+	for _, mf := range ssa.EntriesOwning(d, desired.ReplicasFieldPath...) {
+		if !isAutoscalerHold(mf) {
+			return false
+		}
+	}
+	return true
+}
+
+// isAutoscalerHold tells whether a managedFields entry is the autoscaler's scale or the
+// hand-over field manager's apply.
+func isAutoscalerHold(mf metav1.ManagedFieldsEntry) bool {
+	return mf.Manager == HandoverFieldOwner || (mf.Manager == autoscalerFieldManager && mf.Subresource == "scale")
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -59,28 +60,38 @@ var _ = Describe("Replicas changing hands with an autoscaler", func() {
 		}).Should(Succeed())
 	})
 
-	It("goes to spec.replicas when autoscaling is turned off and a server-side apply set it, even to 1", func() {
-		manifest := func(autoscaling bool) []byte {
+	It("treats a 1 applied server-side as any other 1, and goes to a 1 written with the turn-off", func() {
+		manifest := func(autoscaling bool, replicas int32) []byte {
 			raw, err := json.Marshal(map[string]any{
 				"apiVersion": "example.com/v1", "kind": "MyApp",
 				"metadata": map[string]any{"namespace": ns, "name": "web"},
-				"spec": map[string]any{"image": "nginx:1.27", "replicas": 1,
+				"spec": map[string]any{"image": "nginx:1.27", "replicas": replicas,
 					"autoScaling": map[string]any{"enabled": autoscaling, "minReplicas": 2, "maxReplicas": 9}},
 			})
 			Expect(err).NotTo(HaveOccurred())
 			return raw
 		}
-		apply := func(autoscaling bool) {
+		apply := func(autoscaling bool, replicas int32) {
 			u := &unstructured.Unstructured{}
-			Expect(json.Unmarshal(manifest(autoscaling), &u.Object)).To(Succeed())
-			Expect(k8s.Patch(suiteCtx, u, client.RawPatch(types.ApplyPatchType, manifest(autoscaling)),
+			Expect(json.Unmarshal(manifest(autoscaling, replicas), &u.Object)).To(Succeed())
+			Expect(k8s.Patch(suiteCtx, u, client.RawPatch(types.ApplyPatchType, manifest(autoscaling, replicas)),
 				client.FieldOwner("gitops"), client.ForceOwnership)).To(Succeed())
 		}
-		apply(true)
+		apply(true, 1)
 		Eventually(getHPA(ns, "web")).Should(Not(BeNil()))
 		scaleAsAutoscaler(ns, "web", 6)
 
-		apply(false)
+		By("turning autoscaling off with spec.replicas still 1 keeps the autoscaler's count")
+		apply(false, 1)
+		Eventually(func(g Gomega) map[string]string { return getDeployment(ns, "web")(g).Annotations }).
+			Should(HaveKeyWithValue(desired.AnnotationReplicas, "kept=6"))
+		Consistently(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }, "2s").Should(HaveValue(Equal(int32(6))))
+
+		By("turning it off in the edit that sets replicas from 3 to 1 goes to 1")
+		apply(true, 3)
+		Eventually(getHPA(ns, "web")).Should(Not(BeNil()))
+		scaleAsAutoscaler(ns, "web", 5)
+		apply(false, 1)
 		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(1))))
 	})
 })

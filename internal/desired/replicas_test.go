@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -28,29 +29,73 @@ func TestAutoscalerStartReplicas(t *testing.T) {
 	}
 }
 
-func TestReplicasSetByUser(t *testing.T) {
+func TestReplicas(t *testing.T) {
+	on := &examplev1.AutoScalingSpec{Enabled: true, MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(9))}
+	off := &examplev1.AutoScalingSpec{Enabled: false, MinReplicas: ptr(int32(2)), MaxReplicas: ptr(int32(9))}
+	apply := func(n int32) ReplicaIntent { return ReplicaIntent{Replicas: ptr(n), Annotation: "spec"} }
+	kept := func(n int32) ReplicaIntent {
+		return ReplicaIntent{Replicas: ptr(n), Annotation: fmt.Sprintf("kept=%d", n)}
+	}
+	deployment := func(n int32, annotation string) *DeploymentReplicas {
+		return &DeploymentReplicas{Replicas: ptr(n), Annotation: annotation}
+	}
+	cases := map[string]struct {
+		replicas    *int32
+		autoscaling *examplev1.AutoScalingSpec
+		deployment  *DeploymentReplicas
+		want        ReplicaIntent
+	}{
+		"no Deployment yet":                              {replicas: ptr(int32(1)), want: apply(1)},
+		"no replicas stored, no Deployment":              {want: apply(1)},
+		"no Deployment yet, autoscaling off at 4":        {replicas: ptr(int32(4)), autoscaling: off, want: apply(4)},
+		"a hand scale to 0 of a MyApp's 1":               {replicas: ptr(int32(1)), deployment: deployment(0, "spec"), want: apply(1)},
+		"a hand scale of a MyApp's 3":                    {replicas: ptr(int32(3)), deployment: deployment(5, "spec"), want: apply(3)},
+		"a hand scale that the API server left unowned":  {replicas: ptr(int32(1)), deployment: &DeploymentReplicas{Replicas: ptr(int32(0)), Annotation: "spec", HeldForAutoscaler: true}, want: apply(1)},
+		"autoscaling on records spec.replicas":           {replicas: ptr(int32(3)), autoscaling: on, deployment: deployment(7, "spec"), want: ReplicaIntent{Annotation: "autoscaler,spec=3"}},
+		"autoscaling on again during the hand-over":      {replicas: ptr(int32(1)), autoscaling: on, deployment: deployment(7, "kept=7"), want: ReplicaIntent{Annotation: "autoscaler,spec=1"}},
+		"autoscaling on, no Deployment yet":              {autoscaling: on, want: ReplicaIntent{Annotation: "autoscaler,spec=1"}},
+		"turned off, spec.replicas the default 1":        {replicas: ptr(int32(1)), autoscaling: off, deployment: deployment(7, "autoscaler,spec=1"), want: kept(7)},
+		"turned off by removing autoScaling":             {replicas: ptr(int32(1)), deployment: deployment(7, "autoscaler,spec=1"), want: kept(7)},
+		"turned off at another count":                    {replicas: ptr(int32(3)), autoscaling: off, deployment: deployment(7, "autoscaler,spec=3"), want: apply(3)},
+		"turned off in the edit that set 1":              {replicas: ptr(int32(1)), autoscaling: off, deployment: deployment(7, "autoscaler,spec=4"), want: apply(1)},
+		"during the hand-over, a hand scale":             {replicas: ptr(int32(1)), deployment: deployment(0, "kept=7"), want: kept(7)},
+		"during the hand-over, nothing changed":          {replicas: ptr(int32(1)), deployment: deployment(7, "kept=7"), want: kept(7)},
+		"spec.replicas changed: the hand-over ends":      {replicas: ptr(int32(2)), deployment: deployment(7, "kept=7"), want: apply(2)},
+		"spec.replicas changed to 0: the hand-over ends": {replicas: ptr(int32(0)), deployment: deployment(7, "kept=7"), want: apply(0)},
+		"held for the autoscaler by an earlier release":  {replicas: ptr(int32(1)), deployment: &DeploymentReplicas{Replicas: ptr(int32(5)), HeldForAutoscaler: true}, want: kept(5)},
+		"owned by someone else under an earlier release": {replicas: ptr(int32(1)), deployment: deployment(5, ""), want: apply(1)},
+		"held by an earlier release, spec.replicas set":  {replicas: ptr(int32(2)), deployment: &DeploymentReplicas{Replicas: ptr(int32(5)), HeldForAutoscaler: true}, want: apply(2)},
+		"a hand-edited count is no count":                {replicas: ptr(int32(1)), deployment: deployment(0, "kept=lots"), want: apply(1)},
+		"a negative count is no count":                   {replicas: ptr(int32(1)), deployment: deployment(0, "kept=-3"), want: apply(1)},
+		"a count beyond int32 is no count":               {replicas: ptr(int32(1)), deployment: deployment(0, "autoscaler,spec=2147483648"), want: apply(1)},
+		"an unknown annotation":                          {replicas: ptr(int32(1)), deployment: &DeploymentReplicas{Replicas: ptr(int32(5)), Annotation: "mine", HeldForAutoscaler: true}, want: apply(1)},
+		"a Deployment without replicas":                  {replicas: ptr(int32(1)), deployment: &DeploymentReplicas{Annotation: "kept=4", HeldForAutoscaler: true}, want: apply(1)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			app := newApp(func(a *examplev1.MyApp) { a.Spec.Replicas = tc.replicas; a.Spec.AutoScaling = tc.autoscaling })
+			NewWithT(t).Expect(Replicas(app, tc.deployment)).To(Equal(tc.want))
+		})
+	}
+}
+
+// TestReplicasIgnoresHowTheMyAppWasWritten: the MyApp's managedFields never change the
+// decision (a client-side create records the API server's default as its own).
+func TestReplicasIgnoresHowTheMyAppWasWritten(t *testing.T) {
 	owns := func(op metav1.ManagedFieldsOperationType, subresource string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: "m", Operation: op, Subresource: subresource,
 			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)}
 	}
-	cases := map[string]struct {
-		replicas *int32
-		entries  []metav1.ManagedFieldsEntry
-		want     bool
-	}{
-		"no replicas at all":                             {},
-		"the default, recorded for a client-side create": {replicas: ptr(int32(1)), entries: []metav1.ManagedFieldsEntry{owns(metav1.ManagedFieldsOperationUpdate, "")}},
-		"the default, owned by nobody":                   {replicas: ptr(int32(1))},
-		"1 sent with server-side apply":                  {replicas: ptr(int32(1)), entries: []metav1.ManagedFieldsEntry{owns(metav1.ManagedFieldsOperationApply, "")}, want: true},
-		"1 set with kubectl scale":                       {replicas: ptr(int32(1)), entries: []metav1.ManagedFieldsEntry{owns(metav1.ManagedFieldsOperationUpdate, "scale")}, want: true},
-		"any other value":                                {replicas: ptr(int32(3)), want: true},
-		"zero":                                           {replicas: ptr(int32(0)), want: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			app := newApp(func(a *examplev1.MyApp) { a.Spec.Replicas = tc.replicas; a.ManagedFields = tc.entries })
-			NewWithT(t).Expect(ReplicasSetByUser(app)).To(Equal(tc.want))
-		})
+	writers := [][]metav1.ManagedFieldsEntry{nil, {owns(metav1.ManagedFieldsOperationUpdate, "")},
+		{owns(metav1.ManagedFieldsOperationApply, "")}, {owns(metav1.ManagedFieldsOperationUpdate, "scale")}}
+	deployments := []*DeploymentReplicas{nil, {Replicas: ptr(int32(0)), Annotation: "spec"},
+		{Replicas: ptr(int32(7)), HeldForAutoscaler: true}, {Replicas: ptr(int32(7)), Annotation: "autoscaler,spec=1"}}
+	for _, d := range deployments {
+		want := Replicas(newApp(func(a *examplev1.MyApp) { a.Spec.Replicas = ptr(int32(1)) }), d)
+		for _, entries := range writers {
+			app := newApp(func(a *examplev1.MyApp) { a.Spec.Replicas = ptr(int32(1)); a.ManagedFields = entries })
+			NewWithT(t).Expect(Replicas(app, d)).To(Equal(want), "written as %v, Deployment %+v", entries, d)
+		}
 	}
 }
 
