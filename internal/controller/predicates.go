@@ -13,7 +13,8 @@ import (
 
 // myAppChanged passes a MyApp's creation and deletion, a new spec (generation), a new reconcile
 // request (the annotation), and the informer's periodic resync (an update with an unchanged
-// resourceVersion). It drops the MyApp's own status writes.
+// resourceVersion). It drops the MyApp's own status writes, and a change of field ownership
+// alone (managedFields): no decision reads how a client wrote the MyApp.
 var myAppChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		if e.ObjectOld == nil || e.ObjectNew == nil {
