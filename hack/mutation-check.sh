@@ -27,6 +27,7 @@ table=(
 	"ready-on-available-condition|"
 	"ready-before-observed|"
 	"strict-decode|"
+	"hand-scale-stands|"
 	"stale-carried|"
 	"any-intent-carried|"
 )

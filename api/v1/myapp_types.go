@@ -22,8 +22,8 @@ type MyAppSpec struct {
 	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
 	// application to zero (the MyApp is then Ready with 0 of 0 pods). While autoscaling is
 	// enabled the HorizontalPodAutoscaler decides the number of pods and this field is
-	// ignored; when autoscaling is turned off, the Deployment keeps the autoscaler's count
-	// until replicas is set (a value other than 1, or a 1 sent with server-side apply).
+	// ignored; when autoscaling is turned off with replicas at 1, the Deployment keeps the
+	// autoscaler's count (and a hand scale is put back to it) until replicas changes.
 	// Defaults to 1.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647

@@ -28,7 +28,7 @@ var _ = Describe("A stored MyApp whose integer does not fit the operator's types
 			poison := &unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": examplev1.GroupVersion.String(), "kind": "MyApp",
 				"metadata": map[string]any{"namespace": poisonNS, "name": "poison"},
-				"spec": map[string]any{"image": "nginx:1.27", "rollingUpdate": map[string]any{"maxSurge": int64(2147483648)}},
+				"spec":     map[string]any{"image": "nginx:1.27", "rollingUpdate": map[string]any{"maxSurge": int64(2147483648)}},
 			}}
 			Eventually(func() error { return k8s.Create(suiteCtx, poison.DeepCopy()) }).WithTimeout(30 * time.Second).Should(Succeed())
 		})
@@ -100,7 +100,7 @@ func withoutMaxSurgeRule(f func()) {
 		probe := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": examplev1.GroupVersion.String(), "kind": "MyApp",
 			"metadata": map[string]any{"namespace": "default", "name": "probe-bound"},
-			"spec": map[string]any{"image": "nginx:1.27", "rollingUpdate": map[string]any{"maxSurge": int64(2147483648)}},
+			"spec":     map[string]any{"image": "nginx:1.27", "rollingUpdate": map[string]any{"maxSurge": int64(2147483648)}},
 		}}
 		if err := k8s.Create(suiteCtx, probe, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil {
 			return fmt.Errorf("the API server still admits maxSurge 2147483648")

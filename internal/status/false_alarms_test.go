@@ -39,14 +39,14 @@ func TestPodProblemIsStalledOnlyWhenItBlocks(t *testing.T) {
 		stale                bool
 		stalled, ready, busy bool
 	}{
-		"9 of 10 serve, rolled out and available": {d: deployment(1, 1, 10, 10, 10, 9, 9, true), busy: true},
-		"all serve, one surplus pod stuck":        {d: deployment(1, 1, 2, 2, 2, 2, 2, true), ready: true},
-		"a new template rolling out":              {d: deployment(2, 2, 3, 4, 1, 3, 3, true), stalled: true},
-		"a new template not yet observed":         {d: deployment(2, 1, 3, 3, 3, 3, 3, true), stalled: true},
-		"a new template not yet applied":          {d: deployment(2, 2, 3, 3, 3, 3, 3, true), stale: true, stalled: true},
+		"9 of 10 serve, rolled out and available":            {d: deployment(1, 1, 10, 10, 10, 9, 9, true), busy: true},
+		"all serve, one surplus pod stuck":                   {d: deployment(1, 1, 2, 2, 2, 2, 2, true), ready: true},
+		"a new template rolling out":                         {d: deployment(2, 2, 3, 4, 1, 3, 3, true), stalled: true},
+		"a new template not yet observed":                    {d: deployment(2, 1, 3, 3, 3, 3, 3, true), stalled: true},
+		"a new template not yet applied":                     {d: deployment(2, 2, 3, 3, 3, 3, 3, true), stale: true, stalled: true},
 		"1 of 3 serves, the Deployment short of its minimum": {d: deployment(1, 1, 3, 3, 3, 1, 1, false), busy: true},
-		"none available":                          {d: deployment(1, 1, 1, 1, 1, 0, 0, true), stalled: true},
-		"no Deployment yet":                       {d: nil, stalled: true},
+		"none available":                                     {d: deployment(1, 1, 1, 1, 1, 0, 0, true), stalled: true},
+		"no Deployment yet":                                  {d: nil, stalled: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

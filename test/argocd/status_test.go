@@ -62,7 +62,7 @@ func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
 			Pods: []status.ContainerWaiting{{Pod: "web-x", Container: "app", Reason: "ImagePullBackOff"}}}, kstatus.FailedStatus},
 		"autoscaler without metrics past the grace": {status.Observed{Deployment: deployment(2, 2, 2, 2),
 			Autoscaler: noMetricsSince(time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))}, kstatus.CurrentStatus},
-		"autoscaler that cannot scale": {status.Observed{Deployment: deployment(2, 2, 2, 2), Autoscaler: cannotScale()}, kstatus.CurrentStatus},
+		"autoscaler that cannot scale":         {status.Observed{Deployment: deployment(2, 2, 2, 2), Autoscaler: cannotScale()}, kstatus.CurrentStatus},
 		"a new spec applied, not yet observed": {status.Observed{Deployment: notObserved(deployment(3, 3, 3, 3))}, kstatus.InProgressStatus},
 		"a new template whose apply failed": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
 			Failures: []status.Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}}, kstatus.InProgressStatus},
