@@ -1,7 +1,6 @@
 package status
 
 import (
-	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -74,7 +73,7 @@ func checkReadyMeansServing(t *testing.T, s deploymentState, stale bool) {
 	switch {
 	case stale:
 		t.Fatalf("%+v: Ready for a Deployment that does not take the current spec", s)
-	case !done && !(s.replicaFailure && servesAll):
+	case !done && (!s.replicaFailure || !servesAll):
 		t.Fatalf("%+v: Ready while kubectl rollout status waits", s)
 	case s.want > 0 && s.available < 1:
 		t.Fatalf("%+v: Ready with no pod available", s)
@@ -143,6 +142,6 @@ func TestReadyCheckCanFail(t *testing.T) {
 	}
 	c := conditionsOf(Observed{Deployment: d}, t0)
 	if meta.IsStatusConditionTrue([]metav1.Condition{c[examplev1.ConditionReady]}, examplev1.ConditionReady) {
-		t.Fatal(fmt.Sprintf("Ready with no pod available: %+v", c[examplev1.ConditionReady]))
+		t.Fatalf("Ready with no pod available: %+v", c[examplev1.ConditionReady])
 	}
 }
