@@ -22,7 +22,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"example.com/myapps/status":                 {"patch"},
 		"example.com/myapps/finalizers":             {"update"}, // blockOwnerDeletion on children
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
-		"apps/replicasets":                          {"list", "patch", "delete"}, // the 0.2.0 selector migration only
+		"apps/replicasets":                          {"list", "watch", "patch", "delete"}, // list and watch: the pod cache's ReplicaSet metadata; patch and delete: the 0.2.0 selector migration
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
 		"/pods":                                     {"list", "watch"}, // the kubelet's reasons a pod cannot start (pods.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
