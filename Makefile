@@ -132,11 +132,14 @@ api-docs: $(CRD_REF_DOCS) ## Generate the API field reference (docs/api/v1.md) f
 # fuzzes each for TEST_FUZZTIME more, make fuzz for FUZZTIME.
 FUZZ_TARGETS := ./internal/desired:FuzzBuilders ./internal/desired:FuzzBuildersForAnyName \
 	./internal/status:FuzzCompute ./test/argocd:FuzzHealthOnAnyObject ./test/argocd:FuzzHealthAgreesWithKstatus
+# Fuzz targets against envtest, which only make fuzz fuzzes: make test runs their seed corpus,
+# and the property test beside each runs a fixed seed.
+ENVTEST_FUZZ_TARGETS := ./api/v1:FuzzMakeableAcceptedMyApps
 TEST_FUZZTIME ?= 4s
 FUZZTIME ?= 2m
-# run-fuzz fuzzes every target for the given time: $(call run-fuzz,time).
+# run-fuzz fuzzes every target given for the given time: $(call run-fuzz,time,targets).
 define run-fuzz
-for t in $(FUZZ_TARGETS); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; \
+for t in $(2); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; \
 	case $$pkg in ./test/*) mod=test; pkg=./$${pkg#./test/};; esac; \
 	go -C $$mod test $$pkg -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
 endef
@@ -146,14 +149,14 @@ test: manifests generate fmt vet $(TEST_TOOLS) ## Unit, envtest (real kube-apise
 	go test ./... -coverprofile cover.out
 	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
 		go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode)
-	$(call run-fuzz,$(TEST_FUZZTIME))
+	$(call run-fuzz,$(TEST_FUZZTIME),$(FUZZ_TARGETS))
 	cd hack/tools/image && go test ./...
 	cd hack/crdupgrade && go test ./...
 	$(PROMTOOL) test rules config/prometheus/rules/*_test.yaml
 
 .PHONY: fuzz
-fuzz: ## Fuzz every target (builders, status computation, Argo CD health check and kstatus) for FUZZTIME each (default 2m).
-	$(call run-fuzz,$(FUZZTIME))
+fuzz: $(ENVTEST_DEPS) ## Fuzz every target (builders, status computation, Argo CD health check and kstatus, accepted MyApps make accepted children against envtest) for FUZZTIME each (default 2m).
+	$(call run-fuzz,$(FUZZTIME),$(FUZZ_TARGETS) $(ENVTEST_FUZZ_TARGETS))
 
 # test-all runs the stages of TEST_ALL_STAGES one after the other, each as `make <stage>`
 # alone runs it, while a second make builds the tools of the later stages beside them,

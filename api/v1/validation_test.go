@@ -34,7 +34,15 @@ func TestMain(m *testing.M) {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	cfg, err := env.Start()
+	// A worker of `go test -fuzz` uses the API server of the process that started it
+	// (apiserver_share_test.go): it is stopped without running what follows m.Run.
+	cfg, err := sharedAPIServer()
+	started := cfg == nil && err == nil
+	if started {
+		if cfg, err = env.Start(); err == nil {
+			err = shareAPIServer(cfg)
+		}
+	}
 	code := 1
 	if err == nil {
 		scheme := runtime.NewScheme()
@@ -48,7 +56,10 @@ func TestMain(m *testing.M) {
 		println("setting up the API server:", err.Error())
 	}
 	// Stop also cleans up after a Start that failed half-way.
-	_ = env.Stop()
+	if started {
+		unshareAPIServer()
+		_ = env.Stop()
+	}
 	os.Exit(code)
 }
 
