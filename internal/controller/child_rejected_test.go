@@ -79,7 +79,7 @@ var _ = Describe("A child the API server refuses", func() {
 				seen, last = c, time.Now()
 			}
 			return time.Since(last)
-		}).WithTimeout(20*time.Second).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", time.Second))
+		}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(BeNumerically(">=", time.Second))
 		n := requests.count()
 		Consistently(func() int { return deploymentApplies(requests, n, ns, name) }).
 			WithTimeout(4*time.Second).WithPolling(200*time.Millisecond).Should(BeZero(),
