@@ -84,15 +84,24 @@ func condition(g Gomega, app *examplev1.MyApp, typ string) metav1.Condition {
 // rollOut plays the deployment controller: it reports the Deployment's current spec as fully
 // rolled out and available, through the status subresource.
 func rollOut(ns, name string) {
+	reportDeploymentStatus(ns, name, func(want int32) (replicas, updated, available int32) { return want, want, want })
+}
+
+// reportDeploymentStatus plays the deployment controller: the Deployment's latest spec
+// observed, with the counts counts gives for its spec.replicas (every pod of the current
+// template; ready pods are the available ones) and Available True, as the controller reports
+// it whenever maxUnavailable allows the available count.
+func reportDeploymentStatus(ns, name string, counts func(want int32) (replicas, updated, available int32)) {
 	Eventually(func(g Gomega) {
 		d := getDeployment(ns, name)(g)
 		want := int32(1)
 		if d.Spec.Replicas != nil {
 			want = *d.Spec.Replicas
 		}
+		replicas, updated, available := counts(want)
 		d.Status = appsv1.DeploymentStatus{
-			ObservedGeneration: d.Generation, Replicas: want, UpdatedReplicas: want,
-			ReadyReplicas: want, AvailableReplicas: want,
+			ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
+			ReadyReplicas: available, AvailableReplicas: available,
 			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
 				Reason: "MinimumReplicasAvailable", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 		}

@@ -7,8 +7,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -146,20 +144,10 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 	})
 })
 
-// reportDeployment plays the deployment controller: the Deployment's latest spec observed,
-// with the given counts (every pod of the current template) and Available as the controller
-// computes it for maxUnavailable = replicas: always True.
+// reportDeployment plays the deployment controller with the given counts (every pod of the
+// current template) and Available True, as it reports for maxUnavailable = replicas.
 func reportDeployment(ns, name string, replicas, updated, available int32) {
-	Eventually(func(g Gomega) {
-		d := getDeployment(ns, name)(g)
-		d.Status = appsv1.DeploymentStatus{
-			ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
-			ReadyReplicas: available, AvailableReplicas: available,
-			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
-				Reason: "MinimumReplicasAvailable", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
-		}
-		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
-	}).Should(Succeed())
+	reportDeploymentStatus(ns, name, func(int32) (int32, int32, int32) { return replicas, updated, available })
 }
 
 // unreachableDeploymentWebhook registers a fail-closed validating webhook for the Deployments
