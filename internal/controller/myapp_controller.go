@@ -62,6 +62,8 @@ type MyAppReconciler struct {
 	pods cache.Cache
 	// carried remembers which stored children carry their intent (carried.go).
 	carried carriedIntents
+	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).
+	statusWrites statusWrites
 }
 
 // The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
@@ -136,6 +138,7 @@ func (r *MyAppReconciler) recordMetrics(app *examplev1.MyApp, obs status.Observe
 // what its children were known to carry.
 func (r *MyAppReconciler) forget(key types.NamespacedName) {
 	r.carried.forget(key)
+	r.statusWrites.forget(key)
 	if r.Metrics != nil {
 		r.Metrics.Forget(key)
 	}
@@ -313,16 +316,23 @@ func (o *outcome) result() (ctrl.Result, error) {
 // (Conflict) and the reconcile looks again.
 func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp, obs status.Observed, now time.Time, details map[string]string) error {
 	next := status.Compute(app, obs, metav1.NewTime(now))
-	if equality.Semantic.DeepEqual(app.Status, next) {
+	key := client.ObjectKeyFromObject(app)
+	unchanged := equality.Semantic.DeepEqual(app.Status, next)
+	if unchanged && r.statusWrites.current(key, app.ResourceVersion) {
 		return nil
 	}
+	// Changed, or unchanged from a cached MyApp that may predate the last write: then the
+	// patch is empty but for the resourceVersion, and confirms that the cache is current.
 	before := app.DeepCopy()
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	app.Status = next
 	if err := r.Status().Patch(ctx, app, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	r.recordProblem(app, before.Status.Conditions, details)
+	r.statusWrites.remember(key, app.ResourceVersion)
+	if !unchanged {
+		r.recordProblem(app, before.Status.Conditions, details)
+	}
 	return nil
 }
 

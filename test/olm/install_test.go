@@ -124,11 +124,12 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, app)).To(Succeed())
 					ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
 					g.Expect(ready).NotTo(BeNil())
-					g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
-					g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
-					g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
 					d := &appsv1.Deployment{}
 					g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: name}, d)).To(Succeed())
+					g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s (Deployment generation %d, observed %d, status %+v; MyApp status %+v)",
+						ready.Reason, ready.Message, d.Generation, d.Status.ObservedGeneration, d.Status, app.Status)
+					g.Expect(app.Status.ObservedGeneration).To(Equal(app.Generation))
+					g.Expect(app.Status.ReadyReplicas).To(Equal(replicas))
 					g.Expect(d.Spec.Selector.MatchLabels).To(HaveKey("myapp.example.com/name"), "the selector 0.3.0 introduced")
 					rs := &appsv1.ReplicaSetList{}
 					g.Expect(k8s.List(ctx, rs, client.InNamespace(m.installNS), client.MatchingLabels{appLabel: name})).To(Succeed())
