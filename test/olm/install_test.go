@@ -177,7 +177,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 				})).To(Succeed())
 			}
 			expectAppsReady(m.installNS, apps, from.version)
-			pods := podUIDs(m.installNS)
+			pods := podUIDs(m.installNS, "shop", "blog")
 			served := watchServed(m.installNS, "shop", "blog")
 			m.stopManager(previous)
 
@@ -195,7 +195,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 				for name := range apps {
 					Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
 				}
-				Expect(podUIDs(m.installNS)).To(Equal(pods), "the upgrade of the operator replaced an app's pod")
+				Expect(podUIDs(m.installNS, "shop", "blog")).To(Equal(pods), "the upgrade of the operator replaced an app's pod")
 			})
 			m.uninstall()
 		})

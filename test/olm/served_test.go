@@ -8,6 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -109,18 +111,21 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// podUIDs lists the UIDs of the MyApps' pods in ns, sorted: the same list before and after
-// an upgrade of the operator means that no app's pod was replaced.
-func podUIDs(ns string) []string {
+// podUIDs lists the UIDs of the pods of the named MyApps in ns, sorted: the same list before
+// and after an upgrade of the operator means that no pod of theirs was replaced. (The
+// operator's own pod carries appLabel too, with its own name.)
+func podUIDs(ns string, apps ...string) []string {
+	sel, err := labels.NewRequirement(appLabel, selection.In, apps)
+	Expect(err).NotTo(HaveOccurred())
 	pods := &corev1.PodList{}
-	Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.HasLabels{appLabel})).To(Succeed())
+	Expect(k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*sel)})).To(Succeed())
 	uids := make([]string, 0, len(pods.Items))
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil {
 			uids = append(uids, string(p.UID))
 		}
 	}
-	Expect(uids).NotTo(BeEmpty(), "no pod of a MyApp in %s to compare", ns)
+	Expect(uids).NotTo(BeEmpty(), "no pod of %v in %s to compare", apps, ns)
 	slices.Sort(uids)
 	return uids
 }
