@@ -159,6 +159,14 @@ func (r *MyAppReconciler) now() time.Time {
 func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome, now time.Time) {
 	phase, legacy := r.migrationPhase(ctx, app)
 	migrating := phase != migrationNone
+	// While a 0.2.0 Deployment is replaced, its pods serve and the Deployment observed is
+	// not the one the spec asks for in the end: the MyApp is not Ready before the migration
+	// has finished.
+	defer func() {
+		if migrating && obs.Waiting == &migrationWaiting {
+			obs.DeploymentStale = true
+		}
+	}()
 	_, err := applyChild(ctx, r, app, &out.changes, serviceKind, desired.Service(app, migrating), nil)
 	out.add(r, app, obs, err)
 	serviceApplied := err == nil

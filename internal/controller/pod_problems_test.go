@@ -101,6 +101,24 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 		Consistently(func(g Gomega) int { return countEvents(g, web, examplev1.ReasonImagePullBackOff) }, "2s").Should(Equal(1))
 	})
 
+	It("stays Stalled through a scale the deployment controller has not observed yet: no flapping, one event", func() {
+		ns := newNamespace()
+		web := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:nope" })
+		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
+		pod := createPod(ns, "web")
+		setWaiting(pod, "ImagePullBackOff", "not found")
+		Eventually(func(g Gomega) metav1.ConditionStatus {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status
+		}).Should(Equal(metav1.ConditionTrue))
+
+		updateMyApp(web, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
+		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(3))))
+		Consistently(func(g Gomega) metav1.ConditionStatus {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status
+		}, "3s").Should(Equal(metav1.ConditionTrue))
+		Expect(countEvents(Default, web, examplev1.ReasonImagePullBackOff)).To(Equal(1))
+	})
+
 	It("looks only at the pods of the current template: the pods of a mistyped image, still failing after the fix, stall nothing", func() {
 		ns := newNamespace()
 		web := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:typo" })

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -126,27 +127,40 @@ func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp,
 	return waiting, 0, nil
 }
 
+// replicaSetListWait bounds a read of the ReplicaSet cache before its first list.
+const replicaSetListWait = 5 * time.Second
+
 // currentTemplateRetry is how soon a MyApp whose pods wait looks again when it cannot yet
 // tell which of them run the current template.
 const currentTemplateRetry = 2 * time.Second
 
 // currentTemplateHash is the pod-template-hash of the pods of the Deployment's current pod
 // template: that of the ReplicaSet the Deployment controls whose revision is the
-// Deployment's. The deployment controller writes the Deployment's revision annotation before
-// it reports the generation observed, so once it has observed the latest spec, that
-// ReplicaSet is the current template's. known is false until then, and while the cache does
-// not hold that ReplicaSet yet.
+// Deployment's. The deployment controller moves the Deployment's revision annotation to a
+// new template's ReplicaSet in the sync that observes it; until then the annotation names the
+// template of the last observed spec, whose pods are the ones the MyApp's status spoke of
+// (a scale keeps them; after a template change they are the pods a rollout replaces, and the
+// status is not Ready then anyway). known is false while the Deployment has no revision, and
+// while the cache does not hold that ReplicaSet yet.
 func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (hash string, known bool, err error) {
-	if d == nil || d.Status.ObservedGeneration < d.Generation {
+	if d == nil {
 		return "", false, nil
 	}
 	revision := d.Annotations[revisionAnnotation]
 	if revision == "" {
 		return "", false, nil
 	}
+	// A cache read waits for the informer's first list; without the RBAC to list ReplicaSets
+	// it would wait for ever and hold a worker. Bounded, the MyApp looks again instead.
+	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
+	defer cancel()
 	sets := &metav1.PartialObjectMetadataList{}
 	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
-	if err := r.pods.List(ctx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+	if err := r.pods.List(listCtx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		if listCtx.Err() != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Info("The ReplicaSet cache has not synced; pod problems wait for it (RBAC: list and watch replicasets)")
+			return "", false, nil
+		}
 		return "", false, err
 	}
 	for i := range sets.Items {

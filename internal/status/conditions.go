@@ -22,8 +22,9 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 	for i := range obs.Failures {
 		f := &obs.Failures[i]
 		switch {
-		case f.Terminal && f.ServedWithout && !r.blocked():
-			// The app serves its current template without this child: an alarm, not a stop.
+		case f.Terminal && f.ServedWithout:
+			// No pod waits for this child (the autoscaler, the disruption budget): it never
+			// keeps the current template from becoming available, so it is Degraded only.
 		case f.Terminal && stalled == nil:
 			stalled = f
 		case !f.Terminal && retrying == nil:

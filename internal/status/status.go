@@ -23,8 +23,8 @@ type Failure struct {
 	// Stalled. The others are retried by the operator and only make it Degraded.
 	Terminal bool
 	// ServedWithout marks a problem with a child the app serves without (the autoscaler,
-	// the disruption budget): while the Deployment serves the current template, such a
-	// problem is Degraded, not Stalled.
+	// the disruption budget): it never keeps the current template from becoming available,
+	// so it is Degraded, not Stalled.
 	ServedWithout bool
 }
 

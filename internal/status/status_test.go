@@ -119,11 +119,11 @@ func TestConditions(t *testing.T) {
 			want: want{ready: true, readyReason: examplev1.ReasonAvailable, reconcilingReason: examplev1.ReasonRolloutComplete,
 				degraded: true, degradedReason: examplev1.ReasonChildRejected},
 		},
-		"an autoscaler the API server refuses while nothing serves": {
-			obs: Observed{Deployment: deployment(2, 2, 3, 3, 3, 0, 0, false),
+		"an autoscaler the API server refuses during a rollout: the rollout goes on, Degraded": {
+			obs: Observed{Deployment: deployment(2, 2, 3, 4, 1, 3, 3, true),
 				Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true, ServedWithout: true}}},
-			want: want{readyReason: examplev1.ReasonChildRejected, reconcilingReason: examplev1.ReasonChildRejected,
-				stalled: true, stalledReason: examplev1.ReasonChildRejected, degraded: true, degradedReason: examplev1.ReasonChildRejected},
+			want: want{readyReason: examplev1.ReasonRollingOut, reconciling: true, reconcilingReason: examplev1.ReasonRollingOut,
+				degraded: true, degradedReason: examplev1.ReasonChildRejected},
 		},
 		"all pods there and available: the counts decide, not the Available condition": {
 			obs:  Observed{Deployment: deployment(2, 2, 3, 3, 3, 3, 3, false)},
