@@ -103,20 +103,20 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 
 	It("stays Stalled through a scale the deployment controller has not observed yet: no flapping, one event", func() {
 		ns := newNamespace()
-		web := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:nope" })
-		Eventually(getDeployment(ns, "web")).Should(Not(BeNil()))
-		pod := createPod(ns, "web")
+		api := createMyApp(ns, "api", func(a *examplev1.MyApp) { a.Spec.Image = "registry.example/web:nope" })
+		Eventually(getDeployment(ns, "api")).Should(Not(BeNil()))
+		pod := createPod(ns, "api")
 		setWaiting(pod, "ImagePullBackOff", "not found")
 		Eventually(func(g Gomega) metav1.ConditionStatus {
-			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status
+			return condition(g, getMyApp(ns, "api")(g), examplev1.ConditionStalled).Status
 		}).Should(Equal(metav1.ConditionTrue))
 
-		updateMyApp(web, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
-		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(3))))
+		updateMyApp(api, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
+		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "api")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(3))))
 		Consistently(func(g Gomega) metav1.ConditionStatus {
-			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status
+			return condition(g, getMyApp(ns, "api")(g), examplev1.ConditionStalled).Status
 		}, "3s").Should(Equal(metav1.ConditionTrue))
-		Expect(countEvents(Default, web, examplev1.ReasonImagePullBackOff)).To(Equal(1))
+		Expect(countEvents(Default, api, examplev1.ReasonImagePullBackOff)).To(Equal(1))
 	})
 
 	It("looks only at the pods of the current template: the pods of a mistyped image, still failing after the fix, stall nothing", func() {
