@@ -153,15 +153,6 @@ func TestUserMustFix(t *testing.T) {
 	}
 }
 
-func TestRejectionHint(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(RejectionHint("Service", `services "web" is forbidden: exceeded quota: np, requested: services.nodeports=1, used: services.nodeports=0, limited: services.nodeports=0`)).
-		To(Equal(". A ResourceQuota of the namespace forbids the Service: raise the quota, or change spec.serviceType"))
-	g.Expect(RejectionHint("Deployment", `deployments.apps "web" is forbidden: exceeded quota: objects, requested: count/deployments.apps=1`)).
-		To(Equal(". A ResourceQuota of the namespace forbids the Deployment: raise the quota"))
-	g.Expect(RejectionHint("Service", `Service "web" is invalid: spec.ports[0].port: Invalid value`)).To(BeEmpty())
-}
-
 // TestConfigErrorNamesTheReferencesFromTheSpec: what a CreateContainerConfigError names comes
 // from the MyApp's spec, not from the kubelet's message.
 func TestConfigErrorNamesTheReferencesFromTheSpec(t *testing.T) {
