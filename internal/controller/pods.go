@@ -103,25 +103,18 @@ func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp,
 	if err := r.pods.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
 		return nil, 0, err
 	}
-	var all []status.ContainerWaiting
-	hashes := map[string]string{}
-	for i := range pods.Items {
-		w := waitingIn(&pods.Items[i])
-		for j := range w {
-			hashes[w[j].Pod] = pods.Items[i].Labels[appsv1.DefaultDeploymentUniqueLabelKey]
-		}
-		all = append(all, w...)
-	}
-	if len(all) == 0 {
+	// Telling the current template's pods apart reads the ReplicaSet cache: only when a pod
+	// has a problem.
+	if !slices.ContainsFunc(pods.Items, hasProblemPod) {
 		return nil, 0, nil
 	}
 	hash, known, err := r.currentTemplateHash(ctx, app, d)
 	if err != nil || !known {
 		return nil, currentTemplateRetry, err
 	}
-	for _, w := range all {
-		if hashes[w.Pod] == hash {
-			waiting = append(waiting, w)
+	for i := range pods.Items {
+		if pods.Items[i].Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
+			waiting = append(waiting, waitingIn(&pods.Items[i])...)
 		}
 	}
 	return waiting, 0, nil
@@ -289,6 +282,8 @@ var podProblemChanged = predicate.Funcs{
 }
 
 func hasProblem(obj client.Object) bool { return len(problemsOf(obj)) > 0 }
+
+func hasProblemPod(pod corev1.Pod) bool { return len(waitingIn(&pod)) > 0 }
 
 func problemsOf(obj client.Object) []status.ContainerWaiting {
 	if pod, ok := obj.(*corev1.Pod); ok {
