@@ -104,8 +104,55 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		{"seccomp-absolute-profile", `{"image":"nginx","podSecurityContext":{"seccompProfile":{"type":"Localhost","localhostProfile":"/etc/p.json"}}}`, "spec.podSecurityContext.seccompProfile.localhostProfile", "relative path without '..'"},
 		{"seccomp-escaping-profile", `{"image":"nginx","podSecurityContext":{"seccompProfile":{"type":"Localhost","localhostProfile":"profiles/../../p.json"}}}`, "spec.podSecurityContext.seccompProfile.localhostProfile", "relative path without '..'"},
 		{"apparmor-localhost-without-profile", `{"image":"nginx","securityContext":{"appArmorProfile":{"type":"Localhost"}}}`, "spec.securityContext.appArmorProfile", "localhostProfile must be set"},
+		// Pod security context values Kubernetes lists.
+		{"se-linux-change-policy", `{"image":"nginx","podSecurityContext":{"seLinuxChangePolicy":"Never"}}`, "spec.podSecurityContext.seLinuxChangePolicy", "must be Recursive"},
+		{"se-linux-change-policy-mount-option", `{"image":"nginx","podSecurityContext":{"seLinuxChangePolicy":"MountOption"}}`, "spec.podSecurityContext.seLinuxChangePolicy", "SELinuxMount feature gate"},
+		{"supplemental-groups-policy", `{"image":"nginx","podSecurityContext":{"supplementalGroupsPolicy":"Loose"}}`, "spec.podSecurityContext.supplementalGroupsPolicy", "Merge or Strict"},
+		{"proc-mount-unmasked", `{"image":"nginx","securityContext":{"procMount":"Unmasked"}}`, "spec.securityContext.procMount", "must be Default"},
+		{"proc-mount-unknown", `{"image":"nginx","securityContext":{"procMount":"Masked"}}`, "spec.securityContext.procMount", "must be Default"},
+		// Windows options, in the container's and the pod's security context.
+		{"host-process", `{"image":"nginx","securityContext":{"windowsOptions":{"hostProcess":true}}}`, "spec.securityContext.windowsOptions.hostProcess", "needs hostNetwork"},
+		{"pod-host-process", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"hostProcess":true}}}`, "spec.podSecurityContext.windowsOptions.hostProcess", "needs hostNetwork"},
+		{"gmsa-spec-name", `{"image":"nginx","securityContext":{"windowsOptions":{"gmsaCredentialSpecName":"Web_App"}}}`, "spec.securityContext.windowsOptions.gmsaCredentialSpecName", "valid object name"},
+		{"gmsa-spec-empty", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"gmsaCredentialSpec":""}}}`, "spec.podSecurityContext.windowsOptions.gmsaCredentialSpec", "must not be empty"},
+		{"gmsa-spec-too-long", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"gmsaCredentialSpec":"` + strings.Repeat("é", 32769) + `"}}}`, "spec.podSecurityContext.windowsOptions.gmsaCredentialSpec", "at most 64 KiB"},
+		{"run-as-user-name-empty", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":""}}}`, "spec.securityContext.windowsOptions.runAsUserName", "must not be empty"},
+		{"run-as-user-name-control", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"app\u0007"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "control characters"},
+		{"run-as-user-name-two-backslashes", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "more than one backslash"},
+		{"run-as-user-name-bad-domain", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"bad:domain\\app"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "NetBIOS or a DNS name"},
+		{"run-as-user-name-long-netbios", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"a_domain_of_16ch\\app"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "NetBIOS or a DNS name"},
+		{"run-as-user-name-no-user", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"CORP\\"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "1 to 104 bytes"},
+		{"run-as-user-name-dots", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":". ."}}}`, "spec.securityContext.windowsOptions.runAsUserName", "not only periods or spaces"},
+		{"run-as-user-name-at", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"app@corp"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "none of"},
+		{"run-as-user-name-long", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"` + strings.Repeat("u", 105) + `"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "1 to 104 bytes"},
+		// Hugepages come in whole pages of the size the resource names.
+		{"hugepages-partial-page", `{"image":"nginx","resources":{"limits":{"hugepages-2Mi":"3Mi","memory":"1Gi"}}}`, "spec.resources.limits", "whole multiple of its page size"},
+		{"hugepages-bad-page-size", `{"image":"nginx","resources":{"requests":{"hugepages-huge":"2Mi","memory":"1Gi"},"limits":{"hugepages-huge":"2Mi"}}}`, "spec.resources.requests", "whole multiple of its page size"},
+		{"hugepages-zero-page-size", `{"image":"nginx","resources":{"limits":{"hugepages-0":"2Mi","memory":"1Gi"}}}`, "spec.resources.limits", "whole multiple of its page size"},
+		// Comparison operators of tolerations are alpha and off by default.
+		{"toleration-lt", `{"image":"nginx","tolerations":[{"key":"k","operator":"Lt","value":"5"}]}`, "spec.tolerations", "operator must be Equal or Exists"},
+		// A key's prefix is a DNS subdomain: at most 253 characters.
+		{"label-key-long-prefix", `{"image":"nginx","podLabels":{"` + longPrefix(254) + `/a":"x"}}`, "spec.podLabels", "prefix of at most 253 characters"},
+		{"annotation-key-long-prefix", `{"image":"nginx","serviceAnnotations":{"` + longPrefix(254) + `/a":"x"}}`, "spec.serviceAnnotations", "prefix of at most 253 characters"},
+		{"node-selector-key-long-prefix", `{"image":"nginx","nodeSelector":{"` + longPrefix(254) + `/a":"x"}}`, "spec.nodeSelector", "prefix of at most 253 characters"},
 		// Annotations: 256 KiB in all, keys and values.
 		{"pod-annotations-over-256KiB", `{"image":"nginx","podAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.podAnnotations", "256 KiB"},
+		{"service-annotations-over-the-operators-share", `{"image":"nginx","serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64) + `"}}`, "spec.serviceAnnotations", "64 characters, which the operator keeps"},
 		{"service-annotations-over-256KiB", `{"image":"nginx","serviceAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.serviceAnnotations", "256 KiB"},
 	})
+}
+
+// longPrefix is a DNS subdomain of n characters (n >= 4): labels of at most 63 characters
+// joined by dots.
+func longPrefix(n int) string {
+	var labels []string
+	for n > 0 {
+		l := min(n, 63)
+		if n-l == 1 { // a label cannot follow with 0 characters after its dot
+			l--
+		}
+		labels = append(labels, strings.Repeat(string(rune('a'+len(labels))), l))
+		n -= l + 1
+	}
+	return strings.Join(labels, ".")
 }

@@ -70,10 +70,14 @@ var ValidMyApps = []ValidMyApp{
 			"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"kubernetes.io/hostname"}]}}}`},
 	{"security-id-edges", `{"image":"nginx","securityContext":{"runAsUser":0,"runAsGroup":2147483647,"runAsNonRoot":false,"seccompProfile":{"type":"Unconfined"},"appArmorProfile":{"type":"Localhost","localhostProfile":"k8s-apparmor-example"}},
 			"podSecurityContext":{"runAsNonRoot":false,"fsGroup":0,"supplementalGroups":[0,2147483647],"fsGroupChangePolicy":"OnRootMismatch","seccompProfile":{"type":"Localhost","localhostProfile":"profiles/a..b/app.json"}}}`},
+	{"windows-and-policy-edges", `{"image":"nginx","securityContext":{"procMount":"Default","windowsOptions":{"hostProcess":false,"gmsaCredentialSpecName":"webapp1","gmsaCredentialSpec":"{}","runAsUserName":"NT AUTHORITY\\NETWORK SERVICE"}},
+			"podSecurityContext":{"seLinuxChangePolicy":"Recursive","supplementalGroupsPolicy":"Strict","windowsOptions":{"runAsUserName":"corp.example.com\\svc-app"}}}`},
+	{"key-prefix-253", `{"image":"nginx","podLabels":{"` + prefix253 + `/a":"x"},"podAnnotations":{"` + prefix253 + `/b":"y"},
+			"serviceAnnotations":{"` + prefix253 + `/c":"z"},"nodeSelector":{"` + prefix253 + `/d":"w"},"resources":{"limits":{"hugepages-2Mi":"4Mi","memory":"1Gi"}}}`},
 	{"env-name-dots", `{"image":"nginx","env":[{"name":".A","value":"1"},{"name":"a..b","value":"2"},{"name":"-x.y_z","value":"3"}]}`},
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
-			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-1) + `"}}`},
+			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64-1) + `"}}`},
 }
 
 // ManyEnv is n distinct environment variables as JSON list items.
@@ -84,3 +88,7 @@ func ManyEnv(n int) string {
 	}
 	return strings.Join(items, ",")
 }
+
+// prefix253 is a DNS subdomain of 253 characters, the longest prefix a label or annotation
+// key may have.
+var prefix253 = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61)
