@@ -535,12 +535,12 @@ olm-run:
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
 # cluster against a local cluster of its own; the image tool's registry serves the catalog
 # image and the bundle images; a ClusterCatalog and a ClusterExtension (config/olmv1) install
-# 0.2.0 and upgrade it to 0.3.0.
+# 0.2.0 and upgrade it through 0.3.0 and 0.3.1 to this version, each release's manager serving.
 OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
 .PHONY: test-olmv1
-TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0)
+TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1)
 test-olmv1: build localcluster $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
@@ -549,6 +549,7 @@ olmv1-run:
 	$(LOCALCLUSTER) up
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
 		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
 		go -C test test ./olmv1/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status

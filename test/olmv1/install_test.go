@@ -34,7 +34,7 @@ const (
 var samples = filepath.Join(repoRoot, "config", "olmv1")
 
 var _ = Describe("The operator installed through OLM v1", Ordered, func() {
-	It("installs a release on the old pod selector from the ClusterCatalog, upgrades to the previous release and then to the current version, each once the CRD preflight is relaxed", func() {
+	It("installs a release on the old pod selector from the ClusterCatalog, upgrades it release by release to the current version, each once the CRD preflight is relaxed, the last replacing no pod", func() {
 		By("applying config/olmv1 as a user would: the ClusterCatalog and the installer account")
 		olm.ApplyFile(filepath.Join(samples, "namespace.yaml"), nil)
 		olm.ApplyFile(filepath.Join(samples, "installer-rbac.yaml"), nil)
@@ -69,34 +69,17 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 		// now, and it cannot diff the rest of the schema. OLM v1.11 (crdify) reports the
 		// same fields as a type change from "string"; make crd-upgrade-check shows that one.
 		By("upgrading to 0.3.0: OLM v1's default CRD preflight refuses the quantity change")
-		olm.PatchExtension(`{"spec":{"source":{"catalog":{"version":"0.3.0"}}}}`)
-		Eventually(func(g Gomega) {
-			ext := olm.Get(g, "ClusterExtension", olmv1env.Extension)
-			progressing := olmv1env.Condition(ext, "Progressing")
-			g.Expect(progressing).NotTo(BeNil())
-			g.Expect(progressing.Reason).To(Equal("Retrying"))
-			g.Expect(progressing.Message).To(ContainSubstring("myapps.example.com"))
-			for _, q := range []string{"limits.cpu", "limits.memory", "requests.cpu", "requests.memory"} {
-				g.Expect(progressing.Message).To(ContainSubstring(`"NoExistingFieldRemoved" validation failed`))
-				g.Expect(progressing.Message).To(ContainSubstring("field/^.spec.resources." + q + " may not be removed"))
-			}
-		}).Should(Succeed())
-		Expect(olm.InstalledVersion()).To(Equal("0.2.0"), "the refused upgrade must leave 0.2.0 installed")
-		ext := olm.Get(Default, "ClusterExtension", olmv1env.Extension)
-		AddReportEntry("OLM v1 preflight message", olmv1env.Condition(ext, "Progressing").Message)
+		message := expectPreflightRefuses("0.3.0", "0.2.0", `"NoExistingFieldRemoved" validation failed`,
+			"field/^.spec.resources.limits.cpu may not be removed", "field/^.spec.resources.limits.memory may not be removed",
+			"field/^.spec.resources.requests.cpu may not be removed", "field/^.spec.resources.requests.memory may not be removed")
+		AddReportEntry("OLM v1 preflight message", message)
 
 		By("upgrading with spec.install.preflight.crdUpgradeSafety.enforcement: None, the documented step")
-		started = time.Now()
-		olm.PatchExtension(`{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}`)
-		olm.ExpectInstalled("0.3.0")
-		expectOperatorDeployment("example.com/myapp-operator:v0.3.0")
-		AddReportEntry("OLM v1 upgrade to 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+		AddReportEntry("OLM v1 upgrade to 0.3.0", upgradeWithPreflightRelaxed("0.3.0"))
 		expectReady(2) // the 0.2.0 MyApp, stored before, is still served and valid
 
 		By("running 0.3.0's manager with 0.3.0's permissions: a 0.3.0 spec (int quantity, budget) gets Ready")
-		manager.Signal(os.Interrupt)
-		Eventually(manager.Exited()).Should(BeClosed())
-		manager = runManagerAs("manager-0.3.0", env["E2E_MANAGER_0_3_0"])
+		manager = restartManager(manager, "manager-0.3.0", env["E2E_MANAGER_0_3_0"])
 		app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: appNS, Name: "web"}}
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType,
 			[]byte(`{"spec":{"resources":{"limits":{"cpu":1}},"podDisruptionBudget":{"minAvailable":1}}}`)))).To(Succeed())
@@ -106,39 +89,112 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 		expectReady(2)
 		expectNoRefusal(manager)
 
-		// The current version refuses, at admission, MyApps that could never run (probe ports
-		// named other than http, every spelling of a zero surge and unavailability, no escalation
-		// beside privilege): changed CEL rules, which the preflight cannot judge.
-		By("upgrading to the current version with the preflight back at its default: refused for the stricter CEL rules")
-		olm.PatchExtension(`{"spec":{"install":null,"source":{"catalog":{"version":"` + currentVersion + `"}}}}`)
-		Eventually(func(g Gomega) {
-			progressing := olmv1env.Condition(olm.Get(g, "ClusterExtension", olmv1env.Extension), "Progressing")
-			g.Expect(progressing).NotTo(BeNil())
-			g.Expect(progressing.Reason).To(Equal("Retrying"))
-			g.Expect(progressing.Message).To(ContainSubstring("myapps.example.com"))
-			// v1.2.0's preflight (kapp's) names the fields whose change no check judges.
-			g.Expect(progressing.Message).To(ContainSubstring(`field "^.spec.securityContext" has unknown change`))
-			g.Expect(progressing.Message).To(ContainSubstring(`field "^.spec.rollingUpdate" has unknown change`))
-		}).Should(Succeed())
-		Expect(olm.InstalledVersion()).To(Equal("0.3.0"), "the refused upgrade must leave 0.3.0 installed")
+		// 0.3.1 refuses, at admission, MyApps that could never run (probe ports named other than
+		// http, every spelling of a zero surge and unavailability, no escalation beside
+		// privilege): changed CEL rules, which v1.2.0's preflight names as unknown changes.
+		By("upgrading to 0.3.1 with the preflight back at its default: refused for the stricter CEL rules")
+		expectPreflightRefuses("0.3.1", "0.3.0",
+			`field "^.spec.securityContext" has unknown change`, `field "^.spec.rollingUpdate" has unknown change`)
 
 		By("upgrading with the documented step")
-		started = time.Now()
-		olm.PatchExtension(`{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}`)
-		olm.ExpectInstalled(currentVersion)
-		expectOperatorDeployment("example.com/myapp-operator:v" + currentVersion)
-		AddReportEntry("OLM v1 upgrade from 0.3.0", time.Since(started).Round(100*time.Millisecond).String())
+		AddReportEntry("OLM v1 upgrade to 0.3.1", upgradeWithPreflightRelaxed("0.3.1"))
+		expectReady(2)
 
-		By("running the current manager with the current permissions: the MyApp stays Ready")
-		manager.Signal(os.Interrupt)
-		Eventually(manager.Exited()).Should(BeClosed())
-		manager = runManagerAs("manager-current", env["E2E_MANAGER"])
+		// 0.3.0 set allowPrivilegeEscalation: false beside privileged: true, a pod the API
+		// server refuses; 0.3.1 leaves it out, so this spec gets Ready only with 0.3.1's manager.
+		By("running 0.3.1's manager with 0.3.1's permissions: a privileged MyApp, refused under 0.3.0, gets Ready")
+		manager = restartManager(manager, "manager-0.3.1", env["E2E_MANAGER_0_3_1"])
+		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"securityContext":{"privileged":true}}}`)))).To(Succeed())
+		expectReady(2)
+		expectNoRefusal(manager)
+		var pods []string
+		Eventually(func(g Gomega) {
+			pods = podUIDs(g)
+			g.Expect(pods).To(HaveLen(2), "the pods of the privileged template only")
+		}).Should(Succeed())
+
+		// The current version bounds every integer to what the operator's types hold, and
+		// mirrors Kubernetes' validation of the pod template in CEL rules
+		// (hack/crdupgrade/from-0.3.1.yaml): v1.2.0's preflight refuses each new maximum (which
+		// it prints as a float) and names each changed rule as an unknown change.
+		By("upgrading to the current version with the preflight back at its default: refused for the bounds and the stricter CEL rules")
+		expectPreflightRefuses(currentVersion, "0.3.1",
+			`field "^.spec.replicas": maximum: constraint 2.147483647e+09 added when there were no restrictions previously`,
+			`field "^.spec.tolerations" has unknown change`, `field "^.spec.securityContext" has unknown change`)
+
+		By("upgrading with the documented step")
+		AddReportEntry("OLM v1 upgrade from 0.3.1", upgradeWithPreflightRelaxed(currentVersion))
+		expectReady(2)
+
+		// A scale proves the current manager has reconciled the MyApp (Ready for the new
+		// generation) and keeps the pod template: a template it changed would have replaced
+		// the two pods before the MyApp got Ready.
+		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
 		expectReady(2)
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))).To(Succeed())
 		expectReady(3)
+		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
 		expectNoRefusal(manager)
 	})
 })
+
+// expectPreflightRefuses asks OLM v1 for version with the CRD preflight at its default (no
+// install stanza, as the upgrade docs leave it after each upgrade) and waits until the
+// preflight refuses the upgrade of myapps.example.com with each of the messages, leaving
+// installed in place. It returns the refusal.
+func expectPreflightRefuses(version, installed string, messages ...string) string {
+	olm.PatchExtension(`{"spec":{"install":null,"source":{"catalog":{"version":"` + version + `"}}}}`)
+	var message string
+	Eventually(func(g Gomega) {
+		progressing := olmv1env.Condition(olm.Get(g, "ClusterExtension", olmv1env.Extension), "Progressing")
+		g.Expect(progressing).NotTo(BeNil())
+		g.Expect(progressing.Reason).To(Equal("Retrying"))
+		g.Expect(progressing.Message).To(ContainSubstring("myapps.example.com"))
+		for _, m := range messages {
+			g.Expect(progressing.Message).To(ContainSubstring(m))
+		}
+		message = progressing.Message
+	}).Should(Succeed())
+	Expect(olm.InstalledVersion()).To(Equal(installed), "the refused upgrade must leave %s installed", installed)
+	return message
+}
+
+// upgradeWithPreflightRelaxed takes the documented step for the refused upgrade
+// (spec.install.preflight.crdUpgradeSafety.enforcement: None), waits until OLM v1 has
+// installed version and made its operator Deployment, and returns how long that took.
+func upgradeWithPreflightRelaxed(version string) string {
+	started := time.Now()
+	olm.PatchExtension(`{"spec":{"install":{"preflight":{"crdUpgradeSafety":{"enforcement":"None"}}}}}`)
+	olm.ExpectInstalled(version)
+	expectOperatorDeployment("example.com/myapp-operator:v" + version)
+	return time.Since(started).Round(100 * time.Millisecond).String()
+}
+
+// restartManager stops the running manager and starts the given one in its place, as OLM
+// v1's upgrade of the operator's Deployment replaces its pod.
+func restartManager(running *testutil.Process, name, bin string) *testutil.Process {
+	running.Signal(os.Interrupt)
+	Eventually(running.Exited()).Should(BeClosed())
+	return runManagerAs(name, bin)
+}
+
+// podUIDs lists the UIDs of the MyApp's pods that are not being deleted, sorted. The pods
+// are objects the cluster's deployment controller makes and kwok marks running, so a pod
+// template the operator changed shows as new UIDs, even though no container runs.
+func podUIDs(g Gomega) []string {
+	pods := &corev1.PodList{}
+	g.Expect(olm.K8s.List(ctx, pods, client.InNamespace(appNS), client.MatchingLabels{"app.kubernetes.io/name": "web"})).To(Succeed())
+	uids := make([]string, 0, len(pods.Items))
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			uids = append(uids, string(p.UID))
+		}
+	}
+	slices.Sort(uids)
+	return uids
+}
 
 // currentVersion is the version of bundle/, the channel's head.
 const currentVersion = "0.3.2"
