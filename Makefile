@@ -44,6 +44,7 @@ OPM_VERSION := $(call tool-version,opm,github.com/operator-framework/operator-re
 OLM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-lifecycle-manager)
 GOLANGCI_LINT_VERSION := $(call tool-version,golangci-lint,github.com/golangci/golangci-lint/v2)
 CRD_REF_DOCS_VERSION := $(call tool-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
+KUBE_SCORE_VERSION := $(call tool-version,kube-score,github.com/zegl/kube-score)
 PROMETHEUS_VERSION := $(call tool-version,prometheus,github.com/prometheus/prometheus)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -56,6 +57,7 @@ OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
+KUBE_SCORE ?= $(LOCALBIN)/kube-score-$(KUBE_SCORE_VERSION)
 # Prometheus and promtool, one folder per version (the Go module's version, v0.<major><minor>.<patch>).
 PROMETHEUS_BIN ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)
 PROMTOOL ?= $(PROMETHEUS_BIN)/promtool
@@ -112,6 +114,17 @@ LINT_MODULES := . test hack/crdupgrade hack/tools/image
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
 	for m in $(LINT_MODULES); do (cd $$m && GOGC=400 $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+
+# kube-score over config/default, the bundle CSV's Deployment and the children the operator
+# builds for every valid edge case of the API (test/manifestlint); every finding is fixed or
+# justified, with its reason, in hack/kube-score.yaml.
+.PHONY: lint-manifests
+lint-manifests: manifests $(KUSTOMIZE) $(KUBE_SCORE) ## Score the shipped manifests and the operator's children with kube-score; fail on a finding hack/kube-score.yaml does not justify.
+	mkdir -p $(LOCALBIN)/manifestlint
+	$(KUSTOMIZE) build config/default > $(LOCALBIN)/manifestlint/config-default.yaml
+	go -C test run ./manifestlint -kube-score $(KUBE_SCORE) -config $(CURDIR)/hack/kube-score.yaml \
+		-kustomized $(LOCALBIN)/manifestlint/config-default.yaml \
+		-csv $(CURDIR)/$(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml -out $(LOCALBIN)/manifestlint
 
 # The alert rules: config/prometheus/rules holds them as a Prometheus rule file, with its unit
 # tests; the PrometheusRule of config/prometheus is generated from it.
@@ -176,8 +189,8 @@ bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computatio
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT)
-verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
+VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT) $(KUBE_SCORE)
+verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint lint-manifests $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -700,6 +713,8 @@ $(KUSTOMIZE): | $(LOCALBIN)
 	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-build-tool,golangci-lint,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+$(KUBE_SCORE): | $(LOCALBIN)
+	$(call go-build-tool,kube-score,$@,github.com/zegl/kube-score/cmd/kube-score)
 $(CRD_REF_DOCS): | $(LOCALBIN)
 	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
 # Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.

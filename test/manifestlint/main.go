@@ -1,0 +1,256 @@
+// Command manifestlint runs kube-score over what the project ships and what the operator
+// makes, and fails on every finding that hack/kube-score.yaml does not justify.
+//
+// Two scopes are scored, each with its own justified checks:
+//   - operator: the kustomize output of config/default (given as a file) and the Deployments
+//     of the bundle's ClusterServiceVersion, as OLM creates them;
+//   - children: the Deployment, Service, HorizontalPodAutoscaler and PodDisruptionBudget the
+//     operator builds for every valid edge case of the MyApp API (internal/testutil).
+//
+// A finding is a check graded below "all OK" (critical or warning). A justification that
+// matches no finding fails too, so that the file never outlives what it excuses.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/testutil"
+)
+
+func main() {
+	kubeScore := flag.String("kube-score", "", "the kube-score binary")
+	config := flag.String("config", "", "the justified checks (hack/kube-score.yaml)")
+	kustomized := flag.String("kustomized", "", "the output of kustomize build config/default")
+	csvPath := flag.String("csv", "", "the bundle's ClusterServiceVersion")
+	out := flag.String("out", "", "a folder for the scored YAML files")
+	flag.Parse()
+	if err := run(*kubeScore, *config, *kustomized, *csvPath, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "manifestlint:", err)
+		os.Exit(1)
+	}
+}
+
+// justification excuses one kube-score check in one scope.
+type justification struct {
+	Scope  string `json:"scope"`
+	Check  string `json:"check"`
+	Reason string `json:"reason"`
+}
+
+func run(kubeScore, config, kustomized, csvPath, out string) error {
+	if kubeScore == "" || config == "" || kustomized == "" || csvPath == "" || out == "" {
+		return errors.New("-kube-score, -config, -kustomized, -csv and -out are required")
+	}
+	var file struct {
+		Justified []justification `json:"justified"`
+	}
+	b, err := os.ReadFile(config)
+	if err != nil {
+		return err
+	}
+	if err := yaml.UnmarshalStrict(b, &file); err != nil {
+		return fmt.Errorf("%s: %w", config, err)
+	}
+	justified := map[string]map[string]bool{"operator": {}, "children": {}}
+	for _, j := range file.Justified {
+		if _, ok := justified[j.Scope]; !ok || j.Check == "" || strings.TrimSpace(j.Reason) == "" {
+			return fmt.Errorf("%s: %+v needs a scope (operator or children), a check and a reason", config, j)
+		}
+		justified[j.Scope][j.Check] = true
+	}
+
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	csvDeployments := filepath.Join(out, "csv-deployments.yaml")
+	if err := writeCSVDeployments(csvDeployments, csvPath); err != nil {
+		return err
+	}
+	children, err := writeChildren(out)
+	if err != nil {
+		return err
+	}
+
+	var problems []string
+	for _, scope := range []struct {
+		name  string
+		files []string
+	}{
+		{"operator", []string{kustomized, csvDeployments}},
+		{"children", children},
+	} {
+		findings, err := score(kubeScore, scope.files)
+		if err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, f := range findings {
+			seen[f.check] = true
+			if !justified[scope.name][f.check] {
+				problems = append(problems, fmt.Sprintf("%s: %s", scope.name, f))
+			}
+		}
+		for check := range justified[scope.name] {
+			if !seen[check] {
+				problems = append(problems, fmt.Sprintf("%s: %s is justified in %s but kube-score no longer finds it; remove it", scope.name, check, config))
+			}
+		}
+		fmt.Printf("manifestlint: %s: %d files scored, %d findings, all justified in %s unless listed below\n", scope.name, len(scope.files), len(findings), config)
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return fmt.Errorf("%d unjustified findings or stale justifications (fix the manifest, or justify the check in %s):\n  %s",
+			len(problems), config, strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// finding is one check kube-score graded below "all OK" for one object.
+type finding struct {
+	check, object, grade, comment string
+}
+
+func (f finding) String() string {
+	return fmt.Sprintf("%s %s on %s: %s", f.grade, f.check, f.object, f.comment)
+}
+
+// score runs kube-score over files and returns its findings; it fails when kube-score
+// scores nothing, so that a broken run can never pass as a clean one.
+func score(kubeScore string, files []string) ([]finding, error) {
+	args := append([]string{"score", "--output-format", "json"}, files...)
+	cmd := exec.Command(kubeScore, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// kube-score exits 1 when it finds a critical problem; the JSON says which.
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || stdout.Len() == 0 {
+			return nil, fmt.Errorf("kube-score: %w: %s", err, stderr.String())
+		}
+	}
+	var objects []struct {
+		ObjectName string `json:"object_name"`
+		Checks     []struct {
+			Check struct {
+				ID string `json:"id"`
+			} `json:"check"`
+			Grade    int  `json:"grade"`
+			Skipped  bool `json:"skipped"`
+			Comments []struct {
+				Summary string `json:"summary"`
+			} `json:"comments"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &objects); err != nil {
+		return nil, fmt.Errorf("kube-score's output: %w", err)
+	}
+	if len(objects) == 0 {
+		return nil, fmt.Errorf("kube-score scored no object in %v", files)
+	}
+	// kube-score's grades: 1 critical, 5 warning, 7 almost OK, 10 all OK.
+	grades := map[int]string{1: "CRITICAL", 5: "WARNING", 7: "ALMOST-OK"}
+	var findings []finding
+	for _, o := range objects {
+		for _, c := range o.Checks {
+			if c.Skipped || c.Grade >= 10 {
+				continue
+			}
+			var summaries []string
+			for _, cm := range c.Comments {
+				summaries = append(summaries, cm.Summary)
+			}
+			findings = append(findings, finding{
+				check: c.Check.ID, object: o.ObjectName,
+				grade: grades[c.Grade], comment: strings.Join(summaries, "; "),
+			})
+		}
+	}
+	return findings, nil
+}
+
+// writeCSVDeployments writes each Deployment of the CSV's install strategy as OLM creates it.
+func writeCSVDeployments(path, csvPath string) error {
+	b, err := os.ReadFile(csvPath)
+	if err != nil {
+		return err
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := yaml.Unmarshal(b, csv); err != nil {
+		return err
+	}
+	docs := make([]any, 0, len(csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs))
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		docs = append(docs, &appsv1.Deployment{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: "myapp-operator-system", Labels: d.Label},
+			Spec:       d.Spec,
+		})
+	}
+	if len(docs) == 0 {
+		return fmt.Errorf("%s has no Deployment", csvPath)
+	}
+	return writeYAML(path, docs)
+}
+
+// writeChildren writes the children the operator builds for each valid MyApp, one file per
+// MyApp, and returns the files.
+func writeChildren(out string) ([]string, error) {
+	files := make([]string, 0, len(testutil.ValidMyApps))
+	for _, c := range testutil.ValidMyApps {
+		app := &examplev1.MyApp{
+			TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "MyApp"},
+			ObjectMeta: metav1.ObjectMeta{Name: "app-" + c.Name, Namespace: "default",
+				UID: types.UID("00000000-0000-0000-0000-000000000001")},
+		}
+		if err := json.Unmarshal([]byte(c.Spec), &app.Spec); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		d, err := desired.Deployment(app, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		docs := []any{d, desired.Service(app, false)}
+		if h := desired.HorizontalPodAutoscaler(app); h != nil {
+			docs = append(docs, h)
+		}
+		if p := desired.PodDisruptionBudget(app, false); p != nil {
+			docs = append(docs, p)
+		}
+		path := filepath.Join(out, "children-"+c.Name+".yaml")
+		if err := writeYAML(path, docs); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+func writeYAML(path string, docs []any) error {
+	var all []byte
+	for _, d := range docs {
+		b, err := yaml.Marshal(d)
+		if err != nil {
+			return err
+		}
+		all = append(all, []byte("---\n")...)
+		all = append(all, b...)
+	}
+	return os.WriteFile(path, all, 0o644)
+}
