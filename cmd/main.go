@@ -12,7 +12,6 @@ import (
 	// Client auth plugins (OIDC, exec, ...) for running against any kubeconfig.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -27,6 +26,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
+	"github.com/example/myapp-operator/internal/events"
 	"github.com/example/myapp-operator/internal/health"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/metricsauth"
@@ -160,8 +160,13 @@ func main() {
 	utilruntime.Must(mgr.AddReadyzCheck("cache-synced", health.CacheSynced(mgr.GetCache(), 200*time.Millisecond)))
 
 	log.Info("Starting the manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		log.Error(err, "The manager stopped with an error")
+	startErr := mgr.Start(ctrl.SetupSignalHandler())
+	// The reconciles have ended; the events they recorded last may still be queued.
+	if err := recorder.Shutdown(eventFlushTimeout); err != nil {
+		log.Error(err, "Some events may be lost")
+	}
+	if startErr != nil {
+		log.Error(startErr, "The manager stopped with an error")
 		os.Exit(1)
 	}
 }
@@ -174,21 +179,22 @@ func ptr[T any](v T) *T { return &v }
 // gets a few events per change, so 512 keys still aggregate any burst.
 const eventCorrelatorKeys = 512
 
+// eventFlushTimeout bounds how long the process waits, once the manager has stopped, for the
+// events still queued to be written (internal/events): long enough for the last reconciles'
+// few events, short enough that an API server that does not answer never holds up the exit.
+// With GracefulShutdownTimeout it must fit in the pod's terminationGracePeriodSeconds.
+const eventFlushTimeout = 5 * time.Second
+
 // newEventRecorder records core/v1 Events on MyApps (what kubectl describe shows, and what
 // OLM's bundle checks accept RBAC for) through a broadcaster of its own with a smaller
 // correlator. It is not the manager's EventBroadcaster option: the manager hands that one to
 // leader election as well, and each user starts its own sink on it, which writes every
 // event twice. Leader election keeps the manager's own broadcaster.
-func newEventRecorder(mgr ctrl.Manager, scheme *runtime.Scheme) (record.EventRecorder, error) {
+func newEventRecorder(mgr ctrl.Manager, scheme *runtime.Scheme) (*events.Recorder, error) {
 	cs, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, err
 	}
-	bc := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCorrelatorKeys}))
-	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
-	events := ctrl.Log.WithName("events")
-	bc.StartEventWatcher(func(e *corev1.Event) {
-		events.V(1).Info(e.Message, "type", e.Type, "object", e.InvolvedObject, "reason", e.Reason)
-	})
-	return bc.NewRecorder(scheme, corev1.EventSource{Component: "myapp-operator"}), nil
+	return events.NewRecorder(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")}, scheme, "myapp-operator",
+		record.CorrelatorOptions{LRUCacheSize: eventCorrelatorKeys}, ctrl.Log.WithName("events")), nil
 }

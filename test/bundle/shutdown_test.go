@@ -18,14 +18,20 @@ import (
 
 // TestTerminationGraceExceedsShutdownTimeout checks that the kubelet waits longer for the
 // manager's pod to stop than the manager waits for its own graceful shutdown (the
-// GracefulShutdownTimeout in cmd/main.go): otherwise a rollout or a node drain SIGKILLs
-// the manager mid-shutdown, before it releases the leader lease, and the next leader waits
-// out the lease. Both the kustomize manifest and the bundle's CSV are checked.
+// GracefulShutdownTimeout in cmd/main.go) and then for its queued events to be written
+// (eventFlushTimeout): otherwise a rollout or a node drain SIGKILLs the manager mid-shutdown,
+// before it releases the leader lease (the next leader waits out the lease) or writes the
+// last events. Both the kustomize manifest and the bundle's CSV are checked.
 func TestTerminationGraceExceedsShutdownTimeout(t *testing.T) {
-	timeout, err := gracefulShutdownTimeout("../../cmd/main.go")
+	graceful, err := gracefulShutdownTimeout("../../cmd/main.go")
 	if err != nil {
 		t.Fatalf("reading the manager's graceful shutdown timeout: %v", err)
 	}
+	flush, err := constDuration("../../cmd/main.go", "eventFlushTimeout")
+	if err != nil {
+		t.Fatalf("reading the manager's event flush timeout: %v", err)
+	}
+	timeout := graceful + flush
 	graces := map[string]*int64{}
 
 	b, err := os.ReadFile("../../config/manager/manager.yaml")
@@ -57,10 +63,10 @@ func TestTerminationGraceExceedsShutdownTimeout(t *testing.T) {
 			continue
 		}
 		if time.Duration(*grace)*time.Second <= timeout {
-			t.Errorf("%s: terminationGracePeriodSeconds %d does not exceed the manager's graceful shutdown timeout of %s", where, *grace, timeout)
+			t.Errorf("%s: terminationGracePeriodSeconds %d does not exceed the manager's graceful shutdown timeout and event flush timeout, %s in all", where, *grace, timeout)
 		}
 	}
-	t.Logf("graceful shutdown %s; termination grace %v", timeout, describe(graces))
+	t.Logf("graceful shutdown %s, event flush %s; termination grace %v", graceful, flush, describe(graces))
 }
 
 // gracefulShutdownTimeout finds `GracefulShutdownTimeout: <expr>` in a Go file and
@@ -82,6 +88,26 @@ func gracefulShutdownTimeout(path string) (time.Duration, error) {
 	})
 	if len(found) != 1 {
 		return 0, fmt.Errorf("%s sets GracefulShutdownTimeout %d times, want once", path, len(found))
+	}
+	return evalDuration(found[0])
+}
+
+// constDuration finds `const <name> = <expr>` in a Go file and evaluates expr as
+// gracefulShutdownTimeout does.
+func constDuration(path, name string) (time.Duration, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	var found []ast.Expr
+	ast.Inspect(f, func(n ast.Node) bool {
+		if spec, ok := n.(*ast.ValueSpec); ok && len(spec.Names) == 1 && len(spec.Values) == 1 && spec.Names[0].Name == name {
+			found = append(found, spec.Values[0])
+		}
+		return true
+	})
+	if len(found) != 1 {
+		return 0, fmt.Errorf("%s declares %s %d times, want once", path, name, len(found))
 	}
 	return evalDuration(found[0])
 }
