@@ -112,7 +112,11 @@ func (m *managerProcess) scrape(ctx context.Context, names ...string) ([]sample,
 	if err != nil {
 		return nil, fmt.Errorf("scraping the manager's metrics: %w", err)
 	}
-	return parseSamples(body, names...)
+	samples, err := parseSamples(body, names...)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the manager's metrics: %w", err)
+	}
+	return samples, nil
 }
 
 // waitReady waits until the manager's controller runs its workers, which it does only once
