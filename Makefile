@@ -45,6 +45,7 @@ OLM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-li
 GOLANGCI_LINT_VERSION := $(call tool-version,golangci-lint,github.com/golangci/golangci-lint/v2)
 CRD_REF_DOCS_VERSION := $(call tool-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
 KUBE_SCORE_VERSION := $(call tool-version,kube-score,github.com/zegl/kube-score)
+KUBECONFORM_VERSION := $(call tool-version,kubeconform,github.com/yannh/kubeconform)
 PROMETHEUS_VERSION := $(call tool-version,prometheus,github.com/prometheus/prometheus)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -58,6 +59,7 @@ IMAGE_TOOL ?= $(LOCALBIN)/image-tool
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 KUBE_SCORE ?= $(LOCALBIN)/kube-score-$(KUBE_SCORE_VERSION)
+KUBECONFORM ?= $(LOCALBIN)/kubeconform-$(KUBECONFORM_VERSION)
 # Prometheus and promtool, one folder per version (the Go module's version, v0.<major><minor>.<patch>).
 PROMETHEUS_BIN ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)
 PROMTOOL ?= $(PROMETHEUS_BIN)/promtool
@@ -115,14 +117,19 @@ LINT_MODULES := . test hack/crdupgrade hack/tools/image
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
 	for m in $(LINT_MODULES); do (cd $$m && GOGC=400 $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
-# kube-score over config/default, the bundle CSV's Deployment and the children the operator
-# builds for every valid edge case of the API (test/manifestlint); every finding is fixed or
-# justified, with its reason, in hack/kube-score.yaml.
+# kubeconform and kube-score over config/default, the bundle CSV's Deployment, the samples and
+# the children the operator builds for every valid edge case of the API (test/manifestlint).
+# kubeconform checks them against strict schemas written from the OpenAPI document of the
+# Kubernetes source the control plane is built from (and the MyApp CRD); every kube-score
+# finding is fixed or justified, with its reason, in hack/kube-score.yaml.
 .PHONY: lint-manifests
-lint-manifests: manifests $(KUSTOMIZE) $(KUBE_SCORE) ## Score the shipped manifests and the operator's children with kube-score; fail on a finding hack/kube-score.yaml does not justify.
+lint-manifests: manifests $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) ## Check the shipped manifests and the operator's children with kubeconform and kube-score; fail on an invalid object or a finding hack/kube-score.yaml does not justify.
 	mkdir -p $(LOCALBIN)/manifestlint
 	$(KUSTOMIZE) build config/default > $(LOCALBIN)/manifestlint/config-default.yaml
+	go -C hack/tools/kubernetes mod download k8s.io/kubernetes
 	go -C test run ./manifestlint -kube-score $(KUBE_SCORE) -config $(CURDIR)/hack/kube-score.yaml \
+		-kubeconform $(KUBECONFORM) -crd $(CURDIR)/config/crd/bases/example.com_myapps.yaml -samples $(CURDIR)/config/samples \
+		-swagger "$$(go -C hack/tools/kubernetes list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json" \
 		-kustomized $(LOCALBIN)/manifestlint/config-default.yaml \
 		-csv $(CURDIR)/$(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml -out $(LOCALBIN)/manifestlint
 
@@ -189,7 +196,7 @@ bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computatio
 	go test ./internal/... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT) $(KUBE_SCORE)
+VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT) $(KUBE_SCORE) $(KUBECONFORM)
 verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint lint-manifests $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
@@ -715,6 +722,8 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-build-tool,golangci-lint,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 $(KUBE_SCORE): | $(LOCALBIN)
 	$(call go-build-tool,kube-score,$@,github.com/zegl/kube-score/cmd/kube-score)
+$(KUBECONFORM): | $(LOCALBIN)
+	$(call go-build-tool,kubeconform,$@,github.com/yannh/kubeconform/cmd/kubeconform)
 $(CRD_REF_DOCS): | $(LOCALBIN)
 	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
 # Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.

@@ -1,5 +1,7 @@
-// Command manifestlint runs kube-score over what the project ships and what the operator
-// makes, and fails on every finding that hack/kube-score.yaml does not justify.
+// Command manifestlint runs kubeconform and kube-score over what the project ships and what
+// the operator makes. kubeconform must find every object valid against the strict schemas of
+// the Kubernetes API the control plane is built from (and of the MyApp CRD, for the samples);
+// kube-score may only find what hack/kube-score.yaml justifies.
 //
 // Two scopes are scored, each with its own justified checks:
 //   - operator: the kustomize output of config/default (given as a file) and the Deployments
@@ -37,14 +39,62 @@ import (
 func main() {
 	kubeScore := flag.String("kube-score", "", "the kube-score binary")
 	config := flag.String("config", "", "the justified checks (hack/kube-score.yaml)")
+	kubeconform := flag.String("kubeconform", "", "the kubeconform binary")
+	swagger := flag.String("swagger", "", "the OpenAPI (v2) document of the Kubernetes API (api/openapi-spec/swagger.json of k8s.io/kubernetes)")
+	crd := flag.String("crd", "", "the MyApp CRD")
+	samples := flag.String("samples", "", "a folder of sample MyApps")
 	kustomized := flag.String("kustomized", "", "the output of kustomize build config/default")
 	csvPath := flag.String("csv", "", "the bundle's ClusterServiceVersion")
-	out := flag.String("out", "", "a folder for the scored YAML files")
+	out := flag.String("out", "", "a folder for the checked YAML files and the schemas")
 	flag.Parse()
-	if err := run(*kubeScore, *config, *kustomized, *csvPath, *out); err != nil {
+	err := func() error {
+		if *kubeScore == "" || *config == "" || *kubeconform == "" || *swagger == "" || *crd == "" ||
+			*samples == "" || *kustomized == "" || *csvPath == "" || *out == "" {
+			return errors.New("every flag is required")
+		}
+		in, err := writeInputs(*out, *kustomized, *csvPath, *samples)
+		if err != nil {
+			return err
+		}
+		if err := conform(*kubeconform, *swagger, *crd, *out, in); err != nil {
+			return err
+		}
+		return score(*kubeScore, *config, in)
+	}()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "manifestlint:", err)
 		os.Exit(1)
 	}
+}
+
+// inputs are the files checked: what the project ships (the operator's, and the samples) and
+// the children the operator builds.
+type inputs struct {
+	operator, samples, children []string
+}
+
+func (in inputs) all() []string {
+	return append(append(append([]string{}, in.operator...), in.samples...), in.children...)
+}
+
+// writeInputs writes the CSV's Deployments and the children of every valid MyApp into out.
+func writeInputs(out, kustomized, csvPath, samples string) (inputs, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return inputs{}, err
+	}
+	csvDeployments := filepath.Join(out, "csv-deployments.yaml")
+	if err := writeCSVDeployments(csvDeployments, csvPath); err != nil {
+		return inputs{}, err
+	}
+	children, err := writeChildren(out)
+	if err != nil {
+		return inputs{}, err
+	}
+	sampleFiles, err := filepath.Glob(filepath.Join(samples, "*_myapp*.yaml"))
+	if err != nil || len(sampleFiles) == 0 {
+		return inputs{}, fmt.Errorf("no sample MyApp in %s (%v)", samples, err)
+	}
+	return inputs{operator: []string{kustomized, csvDeployments}, samples: sampleFiles, children: children}, nil
 }
 
 // justification excuses one kube-score check in one scope.
@@ -54,10 +104,9 @@ type justification struct {
 	Reason string `json:"reason"`
 }
 
-func run(kubeScore, config, kustomized, csvPath, out string) error {
-	if kubeScore == "" || config == "" || kustomized == "" || csvPath == "" || out == "" {
-		return errors.New("-kube-score, -config, -kustomized, -csv and -out are required")
-	}
+// score runs kube-score over the inputs, scope by scope, and fails on a finding config does
+// not justify and on a justification that matches no finding.
+func score(kubeScore, config string, in inputs) error {
 	var file struct {
 		Justified []justification `json:"justified"`
 	}
@@ -76,27 +125,15 @@ func run(kubeScore, config, kustomized, csvPath, out string) error {
 		justified[j.Scope][j.Check] = true
 	}
 
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	csvDeployments := filepath.Join(out, "csv-deployments.yaml")
-	if err := writeCSVDeployments(csvDeployments, csvPath); err != nil {
-		return err
-	}
-	children, err := writeChildren(out)
-	if err != nil {
-		return err
-	}
-
 	var problems []string
 	for _, scope := range []struct {
 		name  string
 		files []string
 	}{
-		{"operator", []string{kustomized, csvDeployments}},
-		{"children", children},
+		{"operator", in.operator},
+		{"children", in.children},
 	} {
-		findings, err := score(kubeScore, scope.files)
+		findings, err := kubeScoreFindings(kubeScore, scope.files)
 		if err != nil {
 			return err
 		}
@@ -131,9 +168,9 @@ func (f finding) String() string {
 	return fmt.Sprintf("%s %s on %s: %s", f.grade, f.check, f.object, f.comment)
 }
 
-// score runs kube-score over files and returns its findings; it fails when kube-score
-// scores nothing, so that a broken run can never pass as a clean one.
-func score(kubeScore string, files []string) ([]finding, error) {
+// kubeScoreFindings runs kube-score over files and returns its findings; it fails when
+// kube-score scores nothing, so that a broken run can never pass as a clean one.
+func kubeScoreFindings(kubeScore string, files []string) ([]finding, error) {
 	args := append([]string{"score", "--output-format", "json"}, files...)
 	cmd := exec.Command(kubeScore, args...)
 	var stdout, stderr bytes.Buffer
