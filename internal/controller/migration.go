@@ -208,7 +208,8 @@ func (r *MyAppReconciler) finishMigration(ctx context.Context, app *examplev1.My
 	if _, err := applyChild(ctx, r, app, nil, serviceKind, desired.Service(app, false), nil); err != nil {
 		return 0, err
 	}
-	if budget := desired.PodDisruptionBudget(app, false); budget != nil {
+	// A spec that cannot be built into a budget is reported by reconcileChildren.
+	if budget, err := desired.Budget(app, false); err == nil && budget != nil {
 		if _, err := applyChild(ctx, r, app, nil, budgetKind, budget, nil); err != nil {
 			return 0, err
 		}

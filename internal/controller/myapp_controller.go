@@ -222,10 +222,15 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
 	}
-	if want := desired.PodDisruptionBudget(app, migrating); want != nil {
+	switch want, err := desired.Budget(app, migrating); {
+	case err != nil:
+		// The spec cannot be built into a budget: the one applied last, if any, keeps
+		// protecting the pods until the user fixes the spec.
+		out.add(r, app, obs, err)
+	case want != nil:
 		_, err := applyChild(ctx, r, app, &out.changes, budgetKind, want, nil)
 		out.add(r, app, obs, err)
-	} else {
+	default:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
 	for i := optional; i < len(obs.Failures); i++ {

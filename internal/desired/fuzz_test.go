@@ -54,7 +54,14 @@ func FuzzBuilders(f *testing.F) {
 		if h != nil && *h.Spec.MaxReplicas < *h.Spec.MinReplicas {
 			t.Fatalf("maxReplicas %d below minReplicas %d", *h.Spec.MaxReplicas, *h.Spec.MinReplicas)
 		}
-		if pdb := PodDisruptionBudget(app, false); pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+		pdb, err := Budget(app, migrating)
+		if err != nil {
+			var invalid *InvalidSpecError
+			if !errors.As(err, &invalid) || invalid.Field == "" {
+				t.Fatalf("want an InvalidSpecError naming a field for the budget, got %v", err)
+			}
+		}
+		if pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
 			t.Fatal("a PodDisruptionBudget must set exactly one of minAvailable and maxUnavailable")
 		}
 	})

@@ -124,7 +124,8 @@ func TestRollingUpdateAndBudget(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*d.Spec.Strategy.RollingUpdate.MaxUnavailable).To(Equal(intstr.FromInt32(0)))
 	g.Expect(d.Spec.Strategy.RollingUpdate.MaxSurge).To(BeNil())
-	pdb := PodDisruptionBudget(app, false)
+	pdb, err := Budget(app, false)
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*pdb.Name).To(Equal("web"))
 	g.Expect(*pdb.Spec.MinAvailable).To(Equal(intstr.FromString("50%")))
 	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
@@ -134,7 +135,7 @@ func TestRollingUpdateAndBudget(t *testing.T) {
 	d, err = Deployment(plain, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Spec.Strategy).To(BeNil(), "the Deployment's own defaults apply")
-	g.Expect(PodDisruptionBudget(plain, false)).To(BeNil())
+	g.Expect(Budget(plain, false)).To(BeNil())
 }
 
 func TestServiceDuringSelectorMigration(t *testing.T) {
