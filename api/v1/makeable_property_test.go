@@ -140,7 +140,11 @@ func checkMakeable(ctx context.Context, name string, spec map[string]any, migrat
 	if h := desired.HorizontalPodAutoscaler(stored); h != nil {
 		children = append(children, child{h, &autoscalingv2.HorizontalPodAutoscaler{}})
 	}
-	if p := desired.PodDisruptionBudget(stored, migrating); p != nil {
+	p, err := desired.PodDisruptionBudget(stored, migrating)
+	if err != nil {
+		return makeability{accepted: true, classes: []string{"the builders refuse it: " + arrayIndex.ReplaceAllString(err.Error(), "[*]")}, refusal: err}, nil
+	}
+	if p != nil {
 		children = append(children, child{p, &policyv1.PodDisruptionBudget{}})
 	}
 	for _, c := range children {

@@ -59,7 +59,11 @@ func TestAcceptedMyAppsMakeAcceptedChildren(t *testing.T) {
 					obj client.Object
 				}{h, &autoscalingv2.HorizontalPodAutoscaler{}})
 			}
-			if p := desired.PodDisruptionBudget(stored, false); p != nil {
+			p, err := desired.PodDisruptionBudget(stored, false)
+			if err != nil {
+				t.Fatalf("the builders refuse an accepted MyApp's budget: %v", err)
+			}
+			if p != nil {
 				children = append(children, struct {
 					cfg runtime.ApplyConfiguration
 					obj client.Object

@@ -209,7 +209,7 @@ func (r *MyAppReconciler) finishMigration(ctx context.Context, app *examplev1.My
 		return 0, err
 	}
 	// A spec that cannot be built into a budget is reported by reconcileChildren.
-	if budget, err := desired.Budget(app, false); err == nil && budget != nil {
+	if budget, err := desired.PodDisruptionBudget(app, false); err == nil && budget != nil {
 		if _, err := applyChild(ctx, r, app, nil, budgetKind, budget, nil); err != nil {
 			return 0, err
 		}

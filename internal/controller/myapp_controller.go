@@ -222,7 +222,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &autoscalingv2.HorizontalPodAutoscaler{}, app.Name))
 	}
-	switch want, err := desired.Budget(app, migrating); {
+	switch want, err := desired.PodDisruptionBudget(app, migrating); {
 	case err != nil:
 		// The spec cannot be built into a budget: the one applied last, if any, keeps
 		// protecting the pods until the user fixes the spec.

@@ -165,7 +165,11 @@ func TestBuildersAreDeterministic(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(again).To(Equal(first))
 		g.Expect(Service(app, false)).To(Equal(Service(app, false)))
-		g.Expect(PodDisruptionBudget(app, false)).To(Equal(PodDisruptionBudget(app, false)))
+		b1, err1 := PodDisruptionBudget(app, false)
+		b2, err2 := PodDisruptionBudget(app, false)
+		g.Expect(err1).NotTo(HaveOccurred())
+		g.Expect(err2).NotTo(HaveOccurred())
+		g.Expect(b1).To(Equal(b2))
 		g.Expect(HorizontalPodAutoscaler(app)).To(Equal(HorizontalPodAutoscaler(app)))
 	}
 }

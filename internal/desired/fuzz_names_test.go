@@ -67,7 +67,7 @@ func FuzzBuildersForAnyName(f *testing.F) {
 			}
 			checkLabels(t, "autoscaler", h.Labels)
 		}
-		if p := PodDisruptionBudget(app, false); p != nil {
+		if p, err := PodDisruptionBudget(app, false); err == nil && p != nil {
 			if *p.Name != name {
 				t.Fatalf("budget %s for MyApp %s", *p.Name, name)
 			}

@@ -54,7 +54,7 @@ func FuzzBuilders(f *testing.F) {
 		if h != nil && *h.Spec.MaxReplicas < *h.Spec.MinReplicas {
 			t.Fatalf("maxReplicas %d below minReplicas %d", *h.Spec.MaxReplicas, *h.Spec.MinReplicas)
 		}
-		pdb, err := Budget(app, migrating)
+		pdb, err := PodDisruptionBudget(app, migrating)
 		if err != nil {
 			var invalid *InvalidSpecError
 			if !errors.As(err, &invalid) || invalid.Field == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -43,7 +44,7 @@ func TestBudget(t *testing.T) {
 			g := NewWithT(t)
 			app := newApp(nil)
 			g.Expect(json.Unmarshal([]byte(`{"image":"nginx","podDisruptionBudget":`+tc.budget+`}`), &app.Spec)).To(Succeed())
-			pdb, err := Budget(app, false)
+			pdb, err := PodDisruptionBudget(app, false)
 			if tc.field != "" {
 				var invalid *InvalidSpecError
 				g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
@@ -57,7 +58,8 @@ func TestBudget(t *testing.T) {
 				got = pdb.Spec.MaxUnavailable
 			}
 			g.Expect(got).To(HaveValue(Equal(tc.want)))
-			g.Expect(pdb).To(Equal(PodDisruptionBudget(app, false)), "Budget builds what PodDisruptionBudget builds")
+			g.Expect(pdb.Spec.UnhealthyPodEvictionPolicy).To(HaveValue(Equal(policyv1.AlwaysAllow)),
+				"a drain must not hang on an app whose pods are all unready")
 		})
 	}
 }
@@ -69,7 +71,7 @@ func TestBudgetNone(t *testing.T) {
 	for _, spec := range []string{`{"image":"nginx"}`, `{"image":"nginx","podDisruptionBudget":{}}`} {
 		app := newApp(nil)
 		g.Expect(json.Unmarshal([]byte(spec), &app.Spec)).To(Succeed())
-		pdb, err := Budget(app, false)
+		pdb, err := PodDisruptionBudget(app, false)
 		g.Expect(err).NotTo(HaveOccurred(), spec)
 		g.Expect(pdb).To(BeNil(), spec)
 	}

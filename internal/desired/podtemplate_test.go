@@ -124,7 +124,7 @@ func TestRollingUpdateAndBudget(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*d.Spec.Strategy.RollingUpdate.MaxUnavailable).To(Equal(intstr.FromInt32(0)))
 	g.Expect(d.Spec.Strategy.RollingUpdate.MaxSurge).To(BeNil())
-	pdb, err := Budget(app, false)
+	pdb, err := PodDisruptionBudget(app, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*pdb.Name).To(Equal("web"))
 	g.Expect(*pdb.Spec.MinAvailable).To(Equal(intstr.FromString("50%")))
@@ -135,7 +135,9 @@ func TestRollingUpdateAndBudget(t *testing.T) {
 	d, err = Deployment(plain, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Spec.Strategy).To(BeNil(), "the Deployment's own defaults apply")
-	g.Expect(Budget(plain, false)).To(BeNil())
+	pdb, err = PodDisruptionBudget(plain, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pdb).To(BeNil())
 }
 
 func TestServiceDuringSelectorMigration(t *testing.T) {

@@ -110,10 +110,14 @@ func TestMigrationMarks(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Annotations).To(HaveKeyWithValue(AnnotationSelectorMigration, SelectorMigrationFrom020))
 	g.Expect(d.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)), "the new Deployment's own selector")
-	g.Expect(PodDisruptionBudget(app, true).Spec.Selector.MatchLabels).To(Equal(Service(app, true).Spec.Selector))
+	pdb, err := PodDisruptionBudget(app, true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(Service(app, true).Spec.Selector))
 
 	d, err = Deployment(app, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(d.Annotations).NotTo(HaveKey(AnnotationSelectorMigration))
-	g.Expect(PodDisruptionBudget(app, false).Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
+	pdb, err = PodDisruptionBudget(app, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(SelectorLabels(app)))
 }

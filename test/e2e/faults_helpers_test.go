@@ -267,7 +267,7 @@ func checkChildren(g Gomega, ns string, wantReady bool) {
 		if desired.AutoscalingEnabled(&a) {
 			wantHPA = 1
 		}
-		if b, err := desired.Budget(&a, false); err == nil && b != nil {
+		if b, err := desired.PodDisruptionBudget(&a, false); err == nil && b != nil {
 			wantPDB = 1
 		}
 		g.Expect(counts["HorizontalPodAutoscaler"][a.Name]).To(Equal(wantHPA), "autoscalers of %s", a.Name)

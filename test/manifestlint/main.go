@@ -267,7 +267,11 @@ func writeChildren(out string) ([]string, error) {
 		if h := desired.HorizontalPodAutoscaler(app); h != nil {
 			docs = append(docs, h)
 		}
-		if p := desired.PodDisruptionBudget(app, false); p != nil {
+		p, err := desired.PodDisruptionBudget(app, false)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		if p != nil {
 			docs = append(docs, p)
 		}
 		path := filepath.Join(out, "children-"+c.Name+".yaml")
