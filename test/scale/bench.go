@@ -65,12 +65,19 @@ type result struct {
 	After           managerStats  // at the end of the quiet window
 	ScrapeDuration  time.Duration // mean time of one read of the manager's metrics while settling
 	APIServer       string
-	Runs            []runRatios // every run of this size, this one among them, when -runs is above 1
+	Runs            []runTimes // every run of this size, this one among them, when -runs is above 1
 }
 
-// runRatios are one run's ratios to its raw baseline.
-type runRatios struct {
-	Settled, Least, LeastWatched, LeastRequests float64
+// runTimes are one run's wall times of the phases the report compares, so that the report
+// can give every run's ratios and the plot every run's spread.
+type runTimes struct {
+	Raw, Least, LeastWatched, LeastRequests, Settle time.Duration
+}
+
+// times are the wall times of r's phases.
+func (r result) times() runTimes {
+	return runTimes{Raw: r.Raw, Least: r.Least, LeastWatched: r.LeastWatched, LeastRequests: r.LeastRequests,
+		Settle: r.Settle}
 }
 
 // measureSize runs runSize opts.Runs times and returns the run of the median ratio, with every
@@ -101,9 +108,7 @@ func medianRun(runs []result) result {
 	median := sorted[len(sorted)/2]
 	if len(runs) > 1 {
 		for _, r := range runs {
-			median.Runs = append(median.Runs, runRatios{Settled: r.ratio(), Least: r.leastRatio(),
-				LeastWatched:  r.LeastWatched.Seconds() / r.Raw.Seconds(),
-				LeastRequests: r.LeastRequests.Seconds() / r.Raw.Seconds()})
+			median.Runs = append(median.Runs, r.times())
 		}
 	}
 	return median

@@ -129,21 +129,28 @@ func run(opts options, out string) error {
 	}
 
 	pngPath := ""
-	if out != "" {
+	if out != "" && len(rep.Results) > 0 { // a churn run alone has nothing to chart
 		pngPath = strings.TrimSuffix(out, filepath.Ext(out)) + ".png"
 	}
-	md := rep.markdown(filepath.Base(pngPath))
+	plotName := ""
+	if pngPath != "" {
+		plotName = filepath.Base(pngPath)
+	}
+	md := rep.markdown(plotName)
 	fmt.Print(md)
 	if out == "" {
 		return nil
 	}
-	if err := writePlot(pngPath, rep); err != nil {
-		return err
+	if pngPath != "" {
+		if err := writePlot(pngPath, rep); err != nil {
+			return err
+		}
+		log.Printf("wrote %s", pngPath)
 	}
 	if err := os.WriteFile(out, []byte(md), 0o644); err != nil {
 		return err
 	}
-	log.Printf("wrote %s and %s", out, pngPath)
+	log.Printf("wrote %s", out)
 	return nil
 }
 

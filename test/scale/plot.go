@@ -1,109 +1,244 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"image"
 	"image/color"
-	"image/draw"
-	"image/png"
 	"os"
+	"slices"
 	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
-var (
-	white    = color.RGBA{255, 255, 255, 255}
-	black    = color.RGBA{30, 30, 30, 255}
-	grey     = color.RGBA{150, 150, 150, 255}
-	blue     = color.RGBA{40, 100, 200, 255}
-	paleBlue = color.RGBA{150, 180, 225, 255}
-	green    = color.RGBA{60, 160, 90, 255}
-	light    = color.RGBA{225, 225, 225, 255}
-)
+// chartPhase is one bar of each group of the chart: a phase of the benchmark.
+type chartPhase struct {
+	legend string
+	colour color.Color
+	time   func(runTimes) time.Duration
+}
 
-// panel is one group of bars: the raw baseline, the least writes and the settle time at one N.
-type panel struct {
-	title              string
-	raw, least, settle time.Duration // least is 0 for the issue's figures
-	reference          bool          // a figure from the issue, not from this run
+// chartPhases are drawn in this order, left to right in each group: what any client pays for
+// the same children, what no operator can leave out, what one that watches and checks pays
+// too, then the operator. Colours from the Okabe–Ito palette, which colour-blind readers can
+// tell apart.
+var chartPhases = []chartPhase{
+	{"raw writes: the N Deployments and N Services applied from a client",
+		color.RGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}, func(t runTimes) time.Duration { return t.Raw }},
+	{"least writes: per MyApp the create, 2 applies and a status patch, from a client",
+		color.RGBA{R: 0x56, G: 0xb4, B: 0xe9, A: 0xff}, func(t runTimes) time.Duration { return t.Least }},
+	{"least requests: the least writes with an operator's watches open and a GET before each apply",
+		color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}, func(t runTimes) time.Duration { return t.LeastRequests }},
+	{"operator: from the first create until it stops sending requests",
+		color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}, func(t runTimes) time.Duration { return t.Settle }},
+}
+
+// chartBar is one bar of the chart, in milliseconds per MyApp (the phase's wall time / N), so
+// that every N shares one axis.
+type chartBar struct {
+	x     float64   // where on the x axis
+	phase int       // index in chartPhases
+	value float64   // the run the report's table shows
+	runs  []float64 // every run, in run order; none with a single run
+}
+
+// chartBars lays out the report's results: one group of bars per N, a gap between groups.
+func chartBars(rep report) []chartBar {
+	var bars []chartBar
+	for g, r := range rep.Results {
+		for k, ph := range chartPhases {
+			b := chartBar{x: float64(g*(len(chartPhases)+1) + k), phase: k, value: perMyApp(ph.time(r.times()), r.N)}
+			for _, run := range r.Runs {
+				b.runs = append(b.runs, perMyApp(ph.time(run), r.N))
+			}
+			bars = append(bars, b)
+		}
+	}
+	return bars
+}
+
+func perMyApp(d time.Duration, n int) float64 { return float64(d.Milliseconds()) / float64(n) }
+
+// groupCentre is the middle of group g on the x axis, where its N is written.
+func groupCentre(g int) float64 {
+	return float64(g*(len(chartPhases)+1)) + float64(len(chartPhases)-1)/2
+}
+
+// runsOf is the number of runs behind the bars: 1 when they carry none.
+func runsOf(rep report) int {
+	runs := 1
+	for _, r := range rep.Results {
+		runs = max(runs, len(r.Runs))
+	}
+	return runs
 }
 
 const (
-	panelW    = 330
-	plotH     = 450
-	barW      = 80
-	barTop    = 130 // highest a bar reaches
-	barBottom = 350
-	textScale = 2
+	chartWidth  = 9 * vg.Inch
+	chartHeight = 6 * vg.Inch
+	maxBarWidth = 72 // points: one size alone does not get bars a third of the chart wide
 )
 
-// writePlot draws, per N, the raw baseline, the least writes and the settle time, each panel on its own
-// scale, then 0.2.0's figures from issue 8 in paler colours.
-func writePlot(path string, rep report) error {
-	panels := make([]panel, 0, len(rep.Results)+1)
-	for _, r := range rep.Results {
-		panels = append(panels, panel{title: fmt.Sprintf("N=%d", r.N), raw: r.Raw, least: r.Least, settle: r.Settle})
-	}
-	panels = append(panels, panel{title: "0.2.0 N=1000", raw: 7300 * time.Millisecond, settle: 29700 * time.Millisecond,
-		reference: true})
+// sans is the chart's typeface, at the given size; plot's default is a serif one.
+func sans(size float64) font.Font {
+	return font.From(font.Font{Typeface: "Liberation", Variant: "Sans"}, vg.Points(size))
+}
 
-	img := image.NewRGBA(image.Rect(0, 0, panelW*len(panels)+20, plotH))
-	draw.Draw(img, img.Bounds(), &image.Uniform{C: white}, image.Point{}, draw.Src)
-	drawText(img, 20, 14, "TIME TO SETTLE VS RAW BASELINE (SECONDS)", black)
-	drawText(img, 20, 38, "GREY: RAW CLIENT   GREEN: LEAST WRITES, NO OPERATOR   BLUE: OPERATOR", grey)
-	for i, p := range panels {
-		drawPanel(img, 10+i*panelW, p)
+// writePlot draws, per N, the raw writes, the least writes, the least requests and the
+// operator's settle time, per MyApp on one axis, with every run's figure and their range,
+// and writes it as a PNG.
+func writePlot(path string, rep report) error {
+	if len(rep.Results) == 0 {
+		return errors.New("no results to chart")
+	}
+	canvas := vgimg.New(chartWidth, chartHeight)
+	dc := draw.New(canvas)
+	if err := drawChart(dc, rep); err != nil {
+		return err
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := png.Encode(f, img); err != nil {
+	if _, err := (vgimg.PngCanvas{Canvas: canvas}).WriteTo(f); err != nil {
 		_ = f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-func drawPanel(img *image.RGBA, x0 int, p panel) {
-	settleColour, rawColour := blue, grey
-	if p.reference {
-		settleColour, rawColour = paleBlue, light
+// drawChart draws the plot with its legend below it, outside the data, so that the legend
+// never hides a bar and has the whole width for its words.
+func drawChart(dc draw.Canvas, rep report) error {
+	bars := chartBars(rep)
+	runs := runsOf(rep)
+	p := plot.New()
+	p.Title.Text = "Settling N new MyApps: the operator against clients that send what it must"
+	p.Title.TextStyle.Font = sans(15)
+	p.Title.Padding = vg.Points(10)
+	p.Y.Label.Text = "wall time per MyApp (ms): the phase's time / N"
+	p.X.Label.Text = fmt.Sprintf("N MyApps created 10 at a time, each phase on a fresh API server (envtest), %s", runsText(runs))
+	for _, style := range []*text.Style{&p.X.Label.TextStyle, &p.Y.Label.TextStyle} {
+		style.Font = sans(12)
 	}
-	centre := x0 + panelW/2
-	drawText(img, centre-textWidth(p.title)/2, 66, p.title, black)
-	fillRect(img, x0+15, barBottom, panelW-30, 2, black) // the axis
+	for _, style := range []*text.Style{&p.X.Tick.Label, &p.Y.Tick.Label} {
+		style.Font = sans(11)
+	}
+	top := 0.0
+	for _, b := range bars {
+		top = max(top, b.value, slices.Max(append([]float64{0}, b.runs...)))
+	}
+	p.Y.Min, p.Y.Max = 0, top*1.12 // room for the figures above the bars
+	last := bars[len(bars)-1].x
+	p.X.Min, p.X.Max = -0.7, last+0.7
+	ticks := make(plot.ConstantTicks, 0, len(rep.Results))
+	for g, r := range rep.Results {
+		ticks = append(ticks, plot.Tick{Value: groupCentre(g), Label: fmt.Sprintf("N = %d", r.N)})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Tick.Width = 0 // the groups need names, not tick marks
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil
+	p.Add(grid)
 
-	top := max(p.raw, p.least, p.settle).Seconds()
-	type bar struct {
-		label  string
-		value  time.Duration
-		colour color.Color
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.TextStyle.Font = sans(11)
+	legend.Padding = vg.Points(4)
+	entries := len(chartPhases)
+	if runs > 1 {
+		entries++
 	}
-	bars := []bar{{"RAW", p.raw, rawColour}}
-	if p.least > 0 {
-		bars = append(bars, bar{"LEAST", p.least, green})
+	legendHeight := vg.Length(entries)*(legend.TextStyle.Rectangle("Xg").Size().Y+legend.Padding) + vg.Points(6)
+
+	plotArea := draw.Crop(dc, vg.Points(6), vg.Points(-12), legendHeight+vg.Points(14), vg.Points(-8))
+	// Bar widths are lengths on the canvas, not data units: 0.8 of the room one data unit gets.
+	unit := p.DataCanvas(plotArea).Size().X / vg.Length(p.X.Max-p.X.Min)
+	barWidth := min(0.8*unit, vg.Points(maxBarWidth))
+
+	phaseBars := make([]*plotter.BarChart, len(chartPhases)) // one of each, for the legend
+	var ring *plotter.Scatter
+	labels := plotter.XYLabels{}
+	for _, b := range bars {
+		bc, err := plotter.NewBarChart(plotter.Values{b.value}, barWidth)
+		if err != nil {
+			return err
+		}
+		bc.XMin, bc.Color, bc.LineStyle.Width = b.x, chartPhases[b.phase].colour, 0
+		p.Add(bc)
+		phaseBars[b.phase] = bc
+		labelY := b.value
+		if len(b.runs) > 1 {
+			if ring, err = addRuns(p, b, barWidth); err != nil {
+				return err
+			}
+			labelY = slices.Max(b.runs)
+		}
+		labels.XYs = append(labels.XYs, plotter.XY{X: b.x, Y: labelY})
+		labels.Labels = append(labels.Labels, fmt.Sprintf("%.1f", b.value))
 	}
-	bars = append(bars, bar{"OPERATOR", p.settle, settleColour})
-	const gap = 16
-	left := centre - (len(bars)*barW+(len(bars)-1)*gap)/2
-	for i, b := range bars {
-		x := left + i*(barW+gap)
-		h := int(float64(barBottom-barTop) * b.value.Seconds() / top)
-		fillRect(img, x, barBottom-h, barW, h, b.colour)
-		value := seconds(b.value)
-		drawText(img, x+barW/2-textWidth(value)/2, barBottom-h-20, value, black)
-		drawText(img, x+barW/2-textWidth(b.label)/2, barBottom+10, b.label, black)
+	figures, err := plotter.NewLabels(labels)
+	if err != nil {
+		return err
 	}
-	ratio := fmt.Sprintf("RATIO %.1f×", p.settle.Seconds()/p.raw.Seconds())
-	if p.least > 0 {
-		ratio += fmt.Sprintf("  LEAST %.1f×", p.least.Seconds()/p.raw.Seconds())
+	figures.Offset = vg.Point{Y: vg.Points(5)}
+	for i := range figures.TextStyle {
+		figures.TextStyle[i].XAlign = draw.XCenter
+		figures.TextStyle[i].Font = sans(11)
 	}
-	drawText(img, centre-textWidth(ratio)/2, barBottom+40, ratio, black)
-	if p.reference {
-		drawText(img, centre-textWidth("(ISSUE 8)")/2, barBottom+66, "(ISSUE 8)", grey)
+	p.Add(figures)
+	for k, ph := range chartPhases {
+		legend.Add(ph.legend, phaseBars[k])
 	}
+	if ring != nil {
+		legend.Add(fmt.Sprintf("each of the %d runs; whiskers from the quickest to the slowest; bar and figure: the run the table shows", runs),
+			ring)
+	}
+
+	p.Draw(plotArea)
+	legend.Draw(draw.Crop(dc, vg.Points(16), 0, vg.Points(6), -(chartHeight - legendHeight)))
+	return nil
 }
 
-func fillRect(img *image.RGBA, x, y, w, h int, c color.Color) {
-	draw.Draw(img, image.Rect(x, y, x+w, y+h), &image.Uniform{C: c}, image.Point{}, draw.Src)
+// addRuns draws every run of a bar as a ring and their range as a whisker, and returns the
+// rings for the legend.
+func addRuns(p *plot.Plot, b chartBar, barWidth vg.Length) (*plotter.Scatter, error) {
+	lo, hi := slices.Min(b.runs), slices.Max(b.runs)
+	whisker, err := plotter.NewYErrorBars(errorBar{x: b.x, y: b.value, low: b.value - lo, high: hi - b.value})
+	if err != nil {
+		return nil, err
+	}
+	whisker.CapWidth = barWidth / 3
+	whisker.Width = vg.Points(1.2)
+	xys := make(plotter.XYs, len(b.runs))
+	for i, v := range b.runs {
+		xys[i] = plotter.XY{X: b.x, Y: v}
+	}
+	rings, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, err
+	}
+	rings.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: draw.RingGlyph{}}
+	p.Add(whisker, rings)
+	return rings, nil
 }
+
+func runsText(runs int) string {
+	if runs == 1 {
+		return "one run"
+	}
+	return fmt.Sprintf("%d runs", runs)
+}
+
+// errorBar is one vertical error bar: a point and how far its range reaches below and above.
+type errorBar struct{ x, y, low, high float64 }
+
+func (e errorBar) Len() int                       { return 1 }
+func (e errorBar) XY(int) (x, y float64)          { return e.x, e.y }
+func (e errorBar) YError(int) (low, high float64) { return e.low, e.high }

@@ -45,9 +45,12 @@ func seconds(d time.Duration) string {
 
 func perApp(v float64, r result) string { return fmt.Sprintf("%.2f", v/float64(r.N)) }
 
-func (r result) ratio() float64 { return r.Settle.Seconds() / r.Raw.Seconds() }
+// over is a / b, the ratio of two wall times.
+func over(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
 
-func (r result) leastRatio() float64 { return r.Least.Seconds() / r.Raw.Seconds() }
+func (r result) ratio() float64 { return over(r.Settle, r.Raw) }
+
+func (r result) leastRatio() float64 { return over(r.Least, r.Raw) }
 
 // cpuSplit is "API server + etcd [+ manager] + benchmark = total s (cores busy)" for a phase
 // of the given wall time.
@@ -157,7 +160,7 @@ func (rep report) runRows() []row {
 	if runs < 2 {
 		return nil
 	}
-	each := func(ratio func(runRatios) float64) func(r result) string {
+	each := func(ratio func(runTimes) float64) func(r result) string {
 		return func(r result) string {
 			if len(r.Runs) == 0 {
 				return none
@@ -171,25 +174,25 @@ func (rep report) runRows() []row {
 	}
 	return []row{
 		{fmt.Sprintf("settled / raw in each of %d runs (the table shows the median run; of an even count, the higher middle one)", runs),
-			each(func(r runRatios) float64 { return r.Settled }), none, "≤ 1.5×"},
+			each(func(r runTimes) float64 { return over(r.Settle, r.Raw) }), none, "≤ 1.5×"},
 		{fmt.Sprintf("least writes / raw in each of the %d runs", runs),
-			each(func(r runRatios) float64 { return r.Least }), none, none},
+			each(func(r runTimes) float64 { return over(r.Least, r.Raw) }), none, none},
 		// The median run by settled / raw can be one whose least writes were unusually quick or
 		// slow: each run's own settled / least writes, and their median, say what the operator adds.
 		{fmt.Sprintf("settled / least writes in each of the %d runs, and their median", runs),
-			withMedian(func(r runRatios) float64 { return r.Settled / r.Least }), none, "≤ 1.10×"},
+			withMedian(func(r runTimes) float64 { return over(r.Settle, r.Least) }), none, "≤ 1.10×"},
 		{fmt.Sprintf("watched / least writes in each of the %d runs, and their median", runs),
-			withMedian(func(r runRatios) float64 { return r.LeastWatched / r.Least }), none, none},
+			withMedian(func(r runTimes) float64 { return over(r.LeastWatched, r.Least) }), none, none},
 		{fmt.Sprintf("least requests / least writes in each of the %d runs, and their median", runs),
-			withMedian(func(r runRatios) float64 { return r.LeastRequests / r.Least }), none, none},
+			withMedian(func(r runTimes) float64 { return over(r.LeastRequests, r.Least) }), none, none},
 		{fmt.Sprintf("settled / least requests in each of the %d runs, and their median", runs),
-			withMedian(func(r runRatios) float64 { return r.Settled / r.LeastRequests }), none, none},
+			withMedian(func(r runTimes) float64 { return over(r.Settle, r.LeastRequests) }), none, none},
 	}
 }
 
 // withMedian lists a ratio of each run, in run order, and their median (of an even count, the
 // higher middle one).
-func withMedian(ratio func(runRatios) float64) func(r result) string {
+func withMedian(ratio func(runTimes) float64) func(r result) string {
 	return func(r result) string {
 		if len(r.Runs) == 0 {
 			return none
@@ -281,9 +284,12 @@ func (rep report) markdown(plot string) string {
 	}
 	markdownTable(p, append(header, "0.2.0, N=1000 (issue 8)", "goal"), rows)
 	if plot != "" {
-		p("\n![Settle time against the raw baseline and the least writes, per N](%s)\n\n", plot)
-		p("The plot draws, per N, the raw baseline (grey), the least writes (green) and the time until the operator\n")
-		p("stopped sending requests (blue), each panel on its own scale; the figures are those of the table.\n\n")
+		p("\n![The operator's time to settle beside the raw writes, the least writes and the least requests, per MyApp and N](%s)\n\n", plot)
+		p("The chart draws, for each N, four phases' wall time divided by N, so that every N shares one axis:\n")
+		p("the raw writes (grey), the least writes (blue), the least requests (green) and the operator until it\n")
+		p("stopped sending requests (orange). Each bar and its figure are the table's, from the run of the median\n")
+		p("settled / raw ratio; with `-runs` above 1, the rings are every run and the whiskers their range, from the\n")
+		p("quickest run to the slowest. (At N=1000, milliseconds per MyApp read as seconds for the phase.)\n\n")
 	}
 	rep.churnTable(p)
 	rep.requestTable(p)

@@ -10,9 +10,8 @@ func TestMarkdownTables(t *testing.T) {
 	rep := report{
 		Results: []result{{N: 10, Raw: time.Second, Settle: 2 * time.Second, Least: 1800 * time.Millisecond,
 			LeastWatched: 1900 * time.Millisecond, LeastRequests: 2100 * time.Millisecond,
-			Runs: []runRatios{{Settled: 2, Least: 1.8, LeastWatched: 1.9, LeastRequests: 2.1},
-				{Settled: 2.5, Least: 1.9, LeastWatched: 1.9, LeastRequests: 1.9},
-				{Settled: 1.6, Least: 1.75, LeastWatched: 1.8, LeastRequests: 2}}, FloorSteps: []stepResult{
+			Runs: []runTimes{runOf(1, 2, 1.8, 1.9, 2.1), runOf(1, 2.5, 1.9, 1.9, 1.9), runOf(2, 3.2, 3.5, 3.6, 4)},
+			FloorSteps: []stepResult{
 				{Name: "MyApp creates", Count: 10, Wall: time.Second / 2, CPU: cpuTimes{procAPIServer: 15 * time.Millisecond}},
 				{Name: "Deployment applies", Raw: true, Count: 10, Wall: time.Second / 2},
 				{Name: "Service applies", Raw: true, Count: 10, Wall: time.Second},
@@ -61,16 +60,22 @@ func TestMedianRunIsTheMiddleRatio(t *testing.T) {
 	if got.Create != time.Second {
 		t.Errorf("medianRun chose the run of ratio %.2f, want the higher middle one, 3.0", got.ratio())
 	}
-	want := []runRatios{{3, 2, 2.1, 2}, {2, 1.8, 1.9, 2}, {4.5, 2, 2, 2.5}, {1.5, 1.7, 1.2, 1}}
+	want := []runTimes{runOf(1, 3, 2, 2.1, 2), runOf(1, 2, 1.8, 1.9, 2), runOf(2, 9, 4, 4, 5), runOf(1, 1.5, 1.7, 1.2, 1)}
 	if len(got.Runs) != len(want) {
-		t.Fatalf("the median run carries %d runs' ratios, want %d", len(got.Runs), len(want))
+		t.Fatalf("the median run carries %d runs' times, want %d", len(got.Runs), len(want))
 	}
 	for i := range want {
 		if got.Runs[i] != want[i] {
-			t.Errorf("run %d: ratios %+v, want %+v", i, got.Runs[i], want[i])
+			t.Errorf("run %d: times %+v, want %+v", i, got.Runs[i], want[i])
 		}
 	}
 	if one := medianRun(runs[:1]); one.Runs != nil {
-		t.Errorf("a single run lists its ratios: %+v", one.Runs)
+		t.Errorf("a single run lists its times: %+v", one.Runs)
 	}
+}
+
+// runOf is a run's wall times in seconds: raw, settled, least writes, watched, least requests.
+func runOf(raw, settle, least, watched, requests float64) runTimes {
+	s := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	return runTimes{Raw: s(raw), Settle: s(settle), Least: s(least), LeastWatched: s(watched), LeastRequests: s(requests)}
 }
