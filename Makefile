@@ -75,7 +75,9 @@ ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
 KUBEBUILDER_ASSETS := $(K8S_BIN)
 endif
 ifeq ($(KUBEBUILDER_ASSETS),$(K8S_BIN))
-ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd
+# The envtest suite of internal/controller also runs kube-controller-manager's autoscaler
+# controller for the stories of a user's own HorizontalPodAutoscaler.
+ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kube-controller-manager
 endif
 export KUBEBUILDER_ASSETS
 

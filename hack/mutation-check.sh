@@ -30,6 +30,7 @@ table=(
 	"hand-scale-stands|"
 	"stale-carried|"
 	"any-intent-carried|"
+	"budget-blocks-drain|A node drain"
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "

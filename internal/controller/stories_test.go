@@ -117,6 +117,8 @@ var _ = Describe("A MyApp in production", func() {
 			g.Expect(c.Resources.Limits).To(HaveKey(corev1.ResourceCPU))
 			g.Expect(c.LivenessProbe.HTTPGet.Path).To(Equal("/live"))
 			g.Expect(getPDB(ns, "web")(g).Spec.MinAvailable).To(HaveValue(Equal(intstr.FromInt32(1))))
+			g.Expect(getPDB(ns, "web")(g).Spec.UnhealthyPodEvictionPolicy).To(HaveValue(Equal(policyv1.AlwaysAllow)),
+				"unready pods may always be evicted, so a drain never hangs on them")
 		}).Should(Succeed())
 
 		updateMyApp(app, func(a *examplev1.MyApp) {
