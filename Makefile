@@ -199,7 +199,7 @@ bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computatio
 
 .PHONY: verify
 VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT) $(KUBE_SCORE) $(KUBECONFORM)
-verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint lint-manifests $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
+verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint lint-manifests helm-chart-check $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -800,3 +800,47 @@ test-all-tools-test-olm: $(TEST_OLM_TOOLS)
 test-all-tools-test-olmv1: $(TEST_OLMV1_TOOLS)
 test-all-tools-test-realnode: $(TEST_REALNODE_TOOLS)
 test-all-tools-test-catalog: $(TEST_CATALOG_TOOLS)
+
+##@ Helm chart
+
+# The chart (charts/myapp-operator) is generated from kustomize build config/default and
+# config/monitoring by hack/helmchart, which puts the release's names and the values into
+# those objects: it says nothing config/ does not. make verify regenerates it and fails when
+# the committed chart differs (docs/operations/helm.md).
+HELM_VERSION := $(call tool-version,helm,helm.sh/helm/v3)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+HELM_CHART := charts/myapp-operator
+HELM_CHART_WORK := $(LOCALBIN)/helmchart
+# Helm's version, and the Kubernetes version helm template and helm lint assume (Helm's own
+# build stamps both; unstamped, they assume 1.20, which the chart's kubeVersion refuses): the
+# minor version of the client-go its module builds with.
+HELM_K8S_MINOR = $(word 2,$(subst ., ,$(call tool-version,helm,k8s.io/client-go)))
+HELM_LDFLAGS = -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+	$(foreach p,chartutil lint/rules,-X helm.sh/helm/v3/pkg/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$(p).k8sVersionMinor=$(HELM_K8S_MINOR))
+
+.PHONY: helm-chart
+helm-chart: manifests $(KUSTOMIZE) ## Generate the Helm chart (charts/myapp-operator) from kustomize build config/default and config/monitoring.
+	mkdir -p $(HELM_CHART_WORK)
+	$(KUSTOMIZE) build config/default > $(HELM_CHART_WORK)/default.yaml
+	$(KUSTOMIZE) build config/monitoring > $(HELM_CHART_WORK)/monitoring.yaml
+	cd hack/helmchart && go run . -default $(HELM_CHART_WORK)/default.yaml -monitoring $(HELM_CHART_WORK)/monitoring.yaml \
+		-kustomization $(CURDIR)/config/default/kustomization.yaml -version $(VERSION) -kube-version $(MIN_KUBE_VERSION) \
+		-out $(CURDIR)/$(HELM_CHART)
+
+# helm lint with the defaults and with every option on; the generator's tests render the chart
+# with helm template and check it makes config/default's objects (config/monitoring's with the
+# monitoring values), modulo Helm's labels, and what each value changes.
+HELM_ALL_ON := --set monitoring.serviceMonitor.enabled=true,monitoring.prometheusRule.enabled=true \
+	--set 'watchNamespaces={team-a,team-b}' --set kubeAPI.qps=50,kubeAPI.burst=100
+.PHONY: helm-chart-check
+helm-chart-check: helm-chart $(HELM) $(KUSTOMIZE) ## Regenerate the Helm chart, helm lint it, and check what helm template renders against config/default and config/monitoring.
+	$(HELM) lint --strict $(HELM_CHART)
+	$(HELM) lint --strict $(HELM_CHART) $(HELM_ALL_ON)
+	cd hack/helmchart && HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) go test ./... -count=1
+
+$(HELM): | $(LOCALBIN)
+	$(call go-build-tool,helm,$@,helm.sh/helm/v3/cmd/helm,-ldflags "$(HELM_LDFLAGS)")
+
+LINT_MODULES += hack/helmchart
+test-all-tools-verify: $(HELM)
+tools: $(HELM)
