@@ -1,14 +1,15 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // machine names where the figures were measured.
@@ -24,19 +25,26 @@ type machine struct {
 
 func describeMachine() (machine, error) {
 	m := machine{CPUs: runtime.NumCPU(), Go: runtime.Version()}
-	var err error
-	if m.Model, err = procField("/proc/cpuinfo", "model name"); err != nil {
-		return m, err
-	}
-	mem, err := procField("/proc/meminfo", "MemTotal")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return m, err
 	}
-	kib, err := strconv.ParseFloat(strings.TrimSuffix(mem, " kB"), 64)
+	cpus, err := fs.CPUInfo()
 	if err != nil {
-		return m, fmt.Errorf("MemTotal %q: %w", mem, err)
+		return m, err
 	}
-	m.MemoryGiB = kib / (1 << 20)
+	if len(cpus) == 0 || cpus[0].ModelName == "" {
+		return m, errors.New("/proc/cpuinfo names no CPU model")
+	}
+	m.Model = cpus[0].ModelName
+	mem, err := fs.Meminfo()
+	if err != nil {
+		return m, err
+	}
+	if mem.MemTotalBytes == nil {
+		return m, errors.New("/proc/meminfo has no MemTotal")
+	}
+	m.MemoryGiB = float64(*mem.MemTotalBytes) / (1 << 30)
 	kernel, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
 		return m, err
@@ -48,24 +56,4 @@ func describeMachine() (machine, error) {
 	}
 	m.Etcd = strings.TrimPrefix(strings.SplitN(string(etcd), "\n", 2)[0], "etcd Version: ")
 	return m, nil
-}
-
-// procField returns the value of the first "key: value" line of a /proc file.
-func procField(path, key string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == key {
-			return strings.TrimSpace(v), nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	return "", fmt.Errorf("%s has no %q", path, key)
 }
