@@ -844,3 +844,31 @@ $(HELM): | $(LOCALBIN)
 LINT_MODULES += hack/helmchart
 test-all-tools-verify: $(HELM)
 tools: $(HELM)
+
+# make test-helm: the chart as a platform team without OLM uses it, on the real node of a local
+# cluster of its own: helm install with the manager image pushed to the cluster's registry, a
+# MyApp of the test app serving, helm upgrade to a changed value, helm uninstall (the CRD and
+# the MyApp stay) and helm install again, with the app answering every request and none of its
+# pods replaced (test/helm).
+HELM_TEST_STATE ?= $(CURDIR)/.localcluster-helm
+HELM_TEST_FLAGS ?=
+TEST_HELM_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(HELM)
+.PHONY: test-helm
+test-helm: manifests localcluster $(TEST_HELM_TOOLS) ## Install the Helm chart on a real node, upgrade, uninstall and install again; a MyApp serves every request throughout and keeps its pods.
+	$(call on-own-cluster,$(HELM_TEST_STATE),helm-run NODE=real)
+
+.PHONY: helm-run
+helm-run:
+	$(LOCALCLUSTER) up
+	reg=$$($(LOCALCLUSTER) registry); \
+	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
+	CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=v1" -o $(abspath $(IMAGES_DIR))/test-app-v1 ./app; \
+	$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:v1 --add $(IMAGES_DIR)/test-app-v1:/app --entrypoint /app --push; \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_HELM=$(HELM) E2E_CHART=$(CURDIR)/$(HELM_CHART) \
+		E2E_MANAGER_IMAGE=$$reg/myapp-operator E2E_MANAGER_TAG=v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app:v1 \
+		go -C test test ./helm/ -v -count=1 -timeout 15m -ginkgo.v $(HELM_TEST_FLAGS)
+	$(LOCALCLUSTER) status
+# make test-all (and CI) runs it after the catalog test.
+TEST_ALL_STAGES += test-helm
+.PHONY: test-all-tools-test-helm
+test-all-tools-test-helm: $(TEST_HELM_TOOLS)
