@@ -120,6 +120,7 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		{"run-as-user-name-control", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"app\u0007"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "control characters"},
 		{"run-as-user-name-two-backslashes", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "more than one backslash"},
 		{"run-as-user-name-bad-domain", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"bad:domain\\app"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "NetBIOS or a DNS name"},
+		{"run-as-user-name-non-ascii-dns", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"ſſſſſſſſſſſſſſſſ\\app"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "NetBIOS or a DNS name"},
 		{"run-as-user-name-long-netbios", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"a_domain_of_16ch\\app"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "NetBIOS or a DNS name"},
 		{"run-as-user-name-no-user", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":"CORP\\"}}}`, "spec.securityContext.windowsOptions.runAsUserName", "1 to 104 bytes"},
 		{"run-as-user-name-dots", `{"image":"nginx","securityContext":{"windowsOptions":{"runAsUserName":". ."}}}`, "spec.securityContext.windowsOptions.runAsUserName", "not only periods or spaces"},

@@ -203,6 +203,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 			retry, err := r.finishMigration(ctx, app, obs, serviceApplied, now)
 			out.add(r, app, obs, err)
 			out.retryWithin(retry)
+			// Finished: the children below take their selector without the 0.2.0 pods, as
+			// finishMigration applied them.
+			if err == nil && obs.Waiting == nil {
+				migrating = false
+			}
 		}
 	default:
 		// The spec cannot be built into a Deployment; the one that runs still gives the counts,

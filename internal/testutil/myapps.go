@@ -72,6 +72,9 @@ var ValidMyApps = []ValidMyApp{
 			"podSecurityContext":{"runAsNonRoot":false,"fsGroup":0,"supplementalGroups":[0,2147483647],"fsGroupChangePolicy":"OnRootMismatch","seccompProfile":{"type":"Localhost","localhostProfile":"profiles/a..b/app.json"}}}`},
 	{"windows-and-policy-edges", `{"image":"nginx","securityContext":{"procMount":"Default","windowsOptions":{"hostProcess":false,"gmsaCredentialSpecName":"webapp1","gmsaCredentialSpec":"{}","runAsUserName":"NT AUTHORITY\\NETWORK SERVICE"}},
 			"podSecurityContext":{"seLinuxChangePolicy":"Recursive","supplementalGroupsPolicy":"Strict","windowsOptions":{"runAsUserName":"corp.example.com\\svc-app"}}}`},
+	// Kubernetes rounds a hugepages fraction up to whole bytes, and checks annotation keys in lower case.
+	{"hugepages-fraction-annotation-case", `{"image":"nginx","resources":{"limits":{"hugepages-2Mi":"2097151500m","memory":"1Gi"}},
+			"podAnnotations":{"Example.com/Team":"a"},"serviceAnnotations":{"Example.COM/x":"b"}}`},
 	{"key-prefix-253", `{"image":"nginx","podLabels":{"` + prefix253 + `/a":"x"},"podAnnotations":{"` + prefix253 + `/b":"y"},
 			"serviceAnnotations":{"` + prefix253 + `/c":"z"},"nodeSelector":{"` + prefix253 + `/d":"w"},"resources":{"limits":{"hugepages-2Mi":"4Mi","memory":"1Gi"}}}`},
 	{"env-name-dots", `{"image":"nginx","env":[{"name":".A","value":"1"},{"name":"a..b","value":"2"},{"name":"-x.y_z","value":"3"}]}`},

@@ -168,18 +168,49 @@ func (f finding) String() string {
 	return fmt.Sprintf("%s %s on %s: %s", f.grade, f.check, f.object, f.comment)
 }
 
-// kubeScoreFindings runs kube-score over files and returns its findings; it fails when
-// kube-score scores nothing, so that a broken run can never pass as a clean one.
+// scoredKinds are the kinds kube-score scores; it passes over the others in silence.
+var scoredKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "Service": true, "Ingress": true,
+	"NetworkPolicy": true, "PodDisruptionBudget": true, "HorizontalPodAutoscaler": true, "CronJob": true, "Pod": true}
+
+// kubeScoreFindings runs kube-score over each file and returns its findings. Each file is
+// scored alone, since kube-score merges objects of one name across files, and each must yield
+// one scored object per document of a kind kube-score scores: a kind or a file dropped from
+// the run fails it, so that a broken run can never pass as a clean one.
 func kubeScoreFindings(kubeScore string, files []string) ([]finding, error) {
-	args := append([]string{"score", "--output-format", "json"}, files...)
-	cmd := exec.Command(kubeScore, args...)
+	var findings []finding
+	for _, f := range files {
+		want, err := kindsIn([]string{f})
+		if err != nil {
+			return nil, err
+		}
+		scored, err := kubeScoreFile(kubeScore, f, &findings)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, k := range want {
+			if scoredKinds[k.kind] {
+				n++
+			}
+		}
+		if scored != n {
+			return nil, fmt.Errorf("kube-score scored %d objects of %s, which holds %d of the kinds it scores", scored, f, n)
+		}
+	}
+	return findings, nil
+}
+
+// kubeScoreFile runs kube-score over one file, appends its findings and returns how many
+// objects it scored.
+func kubeScoreFile(kubeScore, file string, findings *[]finding) (int, error) {
+	cmd := exec.Command(kubeScore, "score", "--output-format", "json", file)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// kube-score exits 1 when it finds a critical problem; the JSON says which.
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || stdout.Len() == 0 {
-			return nil, fmt.Errorf("kube-score: %w: %s", err, stderr.String())
+			return 0, fmt.Errorf("kube-score: %w: %s", err, stderr.String())
 		}
 	}
 	var objects []struct {
@@ -196,14 +227,10 @@ func kubeScoreFindings(kubeScore string, files []string) ([]finding, error) {
 		} `json:"checks"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &objects); err != nil {
-		return nil, fmt.Errorf("kube-score's output: %w", err)
-	}
-	if len(objects) == 0 {
-		return nil, fmt.Errorf("kube-score scored no object in %v", files)
+		return 0, fmt.Errorf("kube-score's output for %s: %w", file, err)
 	}
 	// kube-score's grades: 1 critical, 5 warning, 7 almost OK, 10 all OK.
 	grades := map[int]string{1: "CRITICAL", 5: "WARNING", 7: "ALMOST-OK"}
-	var findings []finding
 	for _, o := range objects {
 		for _, c := range o.Checks {
 			if c.Skipped || c.Grade >= 10 {
@@ -213,13 +240,13 @@ func kubeScoreFindings(kubeScore string, files []string) ([]finding, error) {
 			for _, cm := range c.Comments {
 				summaries = append(summaries, cm.Summary)
 			}
-			findings = append(findings, finding{
+			*findings = append(*findings, finding{
 				check: c.Check.ID, object: o.ObjectName,
 				grade: grades[c.Grade], comment: strings.Join(summaries, "; "),
 			})
 		}
 	}
-	return findings, nil
+	return len(objects), nil
 }
 
 // writeCSVDeployments writes each Deployment of the CSV's install strategy as OLM creates it.

@@ -221,10 +221,12 @@ func conform(kubeconform, swagger, crd, out string, in inputs) error {
 	if err := os.MkdirAll(schemas, 0o755); err != nil {
 		return err
 	}
+	seen := map[gvk]bool{}
 	var builtIn []string
 	for _, k := range kinds {
-		if !strings.HasPrefix(k, "example.com/") {
-			builtIn = append(builtIn, k)
+		if k.group != "example.com" && !seen[k] {
+			seen[k] = true
+			builtIn = append(builtIn, k.String())
 		}
 	}
 	if err := writeKubernetesSchemas(schemas, swagger, builtIn); err != nil {
@@ -244,10 +246,14 @@ func conform(kubeconform, swagger, crd, out string, in inputs) error {
 	return nil
 }
 
-// kindsIn lists the group/version/kind of every object in files.
-func kindsIn(files []string) ([]string, error) {
-	seen := map[string]bool{}
-	var kinds []string
+// gvk is an object's group, version and kind.
+type gvk struct{ group, version, kind string }
+
+func (k gvk) String() string { return k.group + "/" + k.version + "/" + k.kind }
+
+// kindsIn lists the kind of every object in files, one entry per object.
+func kindsIn(files []string) ([]gvk, error) {
+	var kinds []gvk
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -268,11 +274,7 @@ func kindsIn(files []string) ([]string, error) {
 			if i := strings.Index(tm.APIVersion, "/"); i >= 0 {
 				group, version = tm.APIVersion[:i], tm.APIVersion[i+1:]
 			}
-			k := group + "/" + version + "/" + tm.Kind
-			if !seen[k] {
-				seen[k] = true
-				kinds = append(kinds, k)
-			}
+			kinds = append(kinds, gvk{group, version, tm.Kind})
 		}
 	}
 	return kinds, nil
