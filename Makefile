@@ -787,7 +787,7 @@ $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
 
 BENCH_SCALE_FLAGS ?= -n 100,1000 -churn 100,1000
 .PHONY: bench-scale
-bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/benchmarks.md.
+bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluster ## Scale benchmark: N MyApps on envtest against the raw write speed, and a churn run on the local cluster; writes docs/performance/benchmarks.md and its chart, benchmarks.png.
 	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
 
