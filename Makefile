@@ -93,8 +93,9 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD and the ClusterRole from the markers in api/ and internal/.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and the ClusterRole from the markers in api/ and internal/, and give the CRD's embedded core strings Kubernetes' length bounds (hack/crdbounds).
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	go run ./hack/crdbounds config/crd/bases/example.com_myapps.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.

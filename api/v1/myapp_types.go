@@ -192,18 +192,18 @@ type MyAppSpec struct {
 	// PodAnnotations are extra annotations on the pods.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.lowerAscii().matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && k.indexOf('/') <= 253 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' and '.'"
-	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262144",message="keys and values together must not exceed 256 KiB, the Kubernetes limit on an object's annotations"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(bytes(self[k]))).sum() <= 262144",message="keys and values together must not exceed 256 KiB in UTF-8, the Kubernetes limit on an object's annotations"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod annotations"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// ServiceAnnotations are extra annotations on the Service, e.g. for a cloud load
 	// balancer. Keys under myapp.example.com/ are the operator's. Keys and values together hold
-	// at most 256 KiB less 64 characters: the operator keeps the rest for its own annotation.
+	// at most 256 KiB less 64 bytes in UTF-8: the operator keeps the rest for its own annotation.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('myapp.example.com/'))",message="must not set keys under myapp.example.com/: the operator sets them"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, k.lowerAscii().matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && size(k) <= 317 && k.indexOf('/') <= 253 && size(k.substring(k.lastIndexOf('/') + 1)) <= 63)",message="annotation keys must be qualified names such as example.com/team: an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' and '.'"
-	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(self[k])).sum() <= 262080",message="keys and values together must not exceed 256 KiB less 64 characters, which the operator keeps for its own annotation on the Service (the Kubernetes limit on an object's annotations is 256 KiB)"
+	// +kubebuilder:validation:XValidation:rule="self.map(k, size(k) + size(bytes(self[k]))).sum() <= 262080",message="keys and values together must not exceed 256 KiB less 64 bytes in UTF-8, which the operator keeps for its own annotation on the Service (the Kubernetes limit on an object's annotations is 256 KiB)"
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service annotations"
 	ServiceAnnotations map[string]string `json:"serviceAnnotations,omitempty"`
@@ -222,6 +222,8 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.key) && t.key != '') || (has(t.operator) && t.operator == 'Exists'))",message="operator must be Exists when key is empty"
 	// +kubebuilder:validation:XValidation:rule="self.all(t, !(has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value == '')",message="value must be empty when operator is Exists"
 	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.tolerationSeconds) || (has(t.effect) && t.effect == 'NoExecute'))",message="effect must be NoExecute when tolerationSeconds is set"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.key) || t.key == '' || (t.key.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$') && t.key.indexOf('/') <= 253 && size(t.key.substring(t.key.lastIndexOf('/') + 1)) <= 63))",message="key must be a qualified name such as dedicated or example.com/gpu: an optional DNS subdomain prefix of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, (has(t.operator) && t.operator == 'Exists') || !has(t.value) || t.value.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",message="value must be a label value with operator Equal: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
 	// +listType=atomic
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Tolerations"

@@ -132,14 +132,28 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		{"hugepages-zero-page-size", `{"image":"nginx","resources":{"limits":{"hugepages-0":"2Mi","memory":"1Gi"}}}`, "spec.resources.limits", "whole multiple of its page size"},
 		// Comparison operators of tolerations are alpha and off by default.
 		{"toleration-lt", `{"image":"nginx","tolerations":[{"key":"k","operator":"Lt","value":"5"}]}`, "spec.tolerations", "operator must be Equal or Exists"},
+		// A toleration's key is a qualified name, and with operator Equal its value is a label
+		// value.
+		{"toleration-key-space", `{"image":"nginx","tolerations":[{"key":"bad key","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
+		{"toleration-key-long-prefix", `{"image":"nginx","tolerations":[{"key":"` + longPrefix(254) + `/a","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
+		{"toleration-key-long-name", `{"image":"nginx","tolerations":[{"key":"example.com/` + strings.Repeat("k", 64) + `","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
+		{"toleration-key-past-317", `{"image":"nginx","tolerations":[{"key":"` + strings.Repeat("k", 318) + `","operator":"Exists"}]}`, "spec.tolerations[0].key", "317"},
+		{"toleration-value-space", `{"image":"nginx","tolerations":[{"key":"k","value":"a b"}]}`, "spec.tolerations", "value must be a label value"},
+		{"toleration-value-trailing-dash", `{"image":"nginx","tolerations":[{"key":"k","operator":"Equal","value":"a-"}]}`, "spec.tolerations", "value must be a label value"},
+		{"toleration-value-past-63", `{"image":"nginx","tolerations":[{"key":"k","value":"` + strings.Repeat("v", 64) + `"}]}`, "spec.tolerations[0].value", "63"},
+		{"run-as-user-name-past-360", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"` + strings.Repeat("u", 361) + `"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "360"},
 		// A key's prefix is a DNS subdomain: at most 253 characters.
 		{"label-key-long-prefix", `{"image":"nginx","podLabels":{"` + longPrefix(254) + `/a":"x"}}`, "spec.podLabels", "prefix of at most 253 characters"},
 		{"annotation-key-long-prefix", `{"image":"nginx","serviceAnnotations":{"` + longPrefix(254) + `/a":"x"}}`, "spec.serviceAnnotations", "prefix of at most 253 characters"},
 		{"node-selector-key-long-prefix", `{"image":"nginx","nodeSelector":{"` + longPrefix(254) + `/a":"x"}}`, "spec.nodeSelector", "prefix of at most 253 characters"},
 		// Annotations: 256 KiB in all, keys and values.
 		{"pod-annotations-over-256KiB", `{"image":"nginx","podAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.podAnnotations", "256 KiB"},
-		{"service-annotations-over-the-operators-share", `{"image":"nginx","serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64) + `"}}`, "spec.serviceAnnotations", "64 characters, which the operator keeps"},
+		{"service-annotations-over-the-operators-share", `{"image":"nginx","serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64) + `"}}`, "spec.serviceAnnotations", "64 bytes in UTF-8, which the operator keeps"},
 		{"service-annotations-over-256KiB", `{"image":"nginx","serviceAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.serviceAnnotations", "256 KiB"},
+		// The limit counts bytes: a value of two-byte characters reaches it at half the
+		// characters.
+		{"pod-annotations-multibyte", `{"image":"nginx","podAnnotations":{"a":"` + strings.Repeat("é", 131072) + `"}}`, "spec.podAnnotations", "256 KiB in UTF-8"},
+		{"service-annotations-multibyte", `{"image":"nginx","serviceAnnotations":{"a":"` + strings.Repeat("é", 131040) + `"}}`, "spec.serviceAnnotations", "256 KiB less 64 bytes"},
 	})
 }
 
