@@ -135,7 +135,7 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		// A toleration's key is a qualified name, and with operator Equal its value is a label
 		// value.
 		{"toleration-key-space", `{"image":"nginx","tolerations":[{"key":"bad key","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
-		{"toleration-key-long-prefix", `{"image":"nginx","tolerations":[{"key":"` + longPrefix(254) + `/a","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
+		{"toleration-key-long-prefix", `{"image":"nginx","tolerations":[{"key":"` + prefix254 + `/a","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
 		{"toleration-key-long-name", `{"image":"nginx","tolerations":[{"key":"example.com/` + strings.Repeat("k", 64) + `","operator":"Exists"}]}`, "spec.tolerations", "key must be a qualified name"},
 		{"toleration-key-past-317", `{"image":"nginx","tolerations":[{"key":"` + strings.Repeat("k", 318) + `","operator":"Exists"}]}`, "spec.tolerations[0].key", "317"},
 		{"toleration-value-space", `{"image":"nginx","tolerations":[{"key":"k","value":"a b"}]}`, "spec.tolerations", "value must be a label value"},
@@ -143,9 +143,9 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		{"toleration-value-past-63", `{"image":"nginx","tolerations":[{"key":"k","value":"` + strings.Repeat("v", 64) + `"}]}`, "spec.tolerations[0].value", "63"},
 		{"run-as-user-name-past-360", `{"image":"nginx","podSecurityContext":{"windowsOptions":{"runAsUserName":"` + strings.Repeat("u", 361) + `"}}}`, "spec.podSecurityContext.windowsOptions.runAsUserName", "360"},
 		// A key's prefix is a DNS subdomain: at most 253 characters.
-		{"label-key-long-prefix", `{"image":"nginx","podLabels":{"` + longPrefix(254) + `/a":"x"}}`, "spec.podLabels", "prefix of at most 253 characters"},
-		{"annotation-key-long-prefix", `{"image":"nginx","serviceAnnotations":{"` + longPrefix(254) + `/a":"x"}}`, "spec.serviceAnnotations", "prefix of at most 253 characters"},
-		{"node-selector-key-long-prefix", `{"image":"nginx","nodeSelector":{"` + longPrefix(254) + `/a":"x"}}`, "spec.nodeSelector", "prefix of at most 253 characters"},
+		{"label-key-long-prefix", `{"image":"nginx","podLabels":{"` + prefix254 + `/a":"x"}}`, "spec.podLabels", "prefix of at most 253 characters"},
+		{"annotation-key-long-prefix", `{"image":"nginx","serviceAnnotations":{"` + prefix254 + `/a":"x"}}`, "spec.serviceAnnotations", "prefix of at most 253 characters"},
+		{"node-selector-key-long-prefix", `{"image":"nginx","nodeSelector":{"` + prefix254 + `/a":"x"}}`, "spec.nodeSelector", "prefix of at most 253 characters"},
 		// Annotations: 256 KiB in all, keys and values.
 		{"pod-annotations-over-256KiB", `{"image":"nginx","podAnnotations":{"a":"` + annotation + `","b":"` + annotation + `"}}`, "spec.podAnnotations", "256 KiB"},
 		{"service-annotations-over-the-operators-share", `{"image":"nginx","serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64) + `"}}`, "spec.serviceAnnotations", "64 bytes in UTF-8, which the operator keeps"},
@@ -157,17 +157,5 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 	})
 }
 
-// longPrefix is a DNS subdomain of n characters (n >= 4): labels of at most 63 characters
-// joined by dots.
-func longPrefix(n int) string {
-	var labels []string
-	for n > 0 {
-		l := min(n, 63)
-		if n-l == 1 { // a label cannot follow with 0 characters after its dot
-			l--
-		}
-		labels = append(labels, strings.Repeat(string(rune('a'+len(labels))), l))
-		n -= l + 1
-	}
-	return strings.Join(labels, ".")
-}
+// prefix254 is a DNS subdomain of 254 characters, one more than a key's prefix may have.
+var prefix254 = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 62)

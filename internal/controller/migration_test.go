@@ -77,6 +77,7 @@ var _ = Describe("The selector migration", func() {
 			g.Expect(getPDB(ns, "web")(g).Spec.Selector.MatchLabels).To(Equal(bridge))
 			g.Expect(getDeployment(ns, "web")(g).Annotations).To(HaveKey(desired.AnnotationSelectorMigration), "the phase is kept on the Deployment too")
 		}, "2s").Should(Succeed())
+		bridgeBudget := getPDB(ns, "web")(Default).Generation
 
 		By("someone deleting the Service mid-way: it comes back still bridging old and new pods")
 		Expect(k8s.Delete(suiteCtx, getService(ns, "web")(Default))).To(Succeed())
@@ -95,7 +96,9 @@ var _ = Describe("The selector migration", func() {
 			s := getService(ns, "web")(g)
 			g.Expect(s.Spec.Selector).To(Equal(map[string]string{desired.LabelSelector: "web"}))
 			g.Expect(s.Annotations).NotTo(HaveKey(desired.AnnotationSelectorMigration))
-			g.Expect(getPDB(ns, "web")(g).Spec.Selector.MatchLabels).To(Equal(map[string]string{desired.LabelSelector: "web"}))
+			pdb := getPDB(ns, "web")(g)
+			g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(map[string]string{desired.LabelSelector: "web"}))
+			g.Expect(pdb.Generation).To(Equal(bridgeBudget+1), "the budget moved to the new selector once, and never back to the bridge")
 			g.Expect(getDeployment(ns, "web")(g).Annotations).NotTo(HaveKey(desired.AnnotationSelectorMigration))
 		}).Should(Succeed())
 		By("the deployment controller observing the Deployment's last spec: the MyApp is Ready, nothing under way")

@@ -81,6 +81,9 @@ var ValidMyApps = []ValidMyApp{
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
 			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64-1) + `"}}`},
+	// The longest toleration key and value, and annotations at their limit in UTF-8 bytes.
+	{"tolerations-and-annotations-at-their-bounds", `{"image":"nginx","tolerations":[{"key":"` + prefix253 + "/" + strings.Repeat("k", 63) + `","value":"` + strings.Repeat("v", 63) + `"}],
+			"podAnnotations":{"a":"` + strings.Repeat("é", 131071) + `a"},"serviceAnnotations":{"b":"` + strings.Repeat("é", 131039) + `b"}}`},
 }
 
 // ManyEnv is n distinct environment variables as JSON list items.
