@@ -125,14 +125,23 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go modul
 # kubeconform checks them against strict schemas written from the OpenAPI document of the
 # Kubernetes source the control plane is built from (and the MyApp CRD); every kube-score
 # finding is fixed or justified, with its reason, in hack/kube-score.yaml.
+# One release of every Kubernetes minor from the CSV's minKubeVersion to the control plane's
+# (whose OpenAPI document comes from hack/tools/kubernetes): kubeconform checks what the project
+# ships against each. manifestlint fails when a minor is missing.
+KUBECONFORM_OLDER_KUBERNETES ?= v1.30.14,v1.31.14,v1.32.13,v1.33.9,v1.34.4,v1.35.4
 .PHONY: lint-manifests
-lint-manifests: manifests $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) ## Check the shipped manifests and the operator's children with kubeconform and kube-score; fail on an invalid object or a finding hack/kube-score.yaml does not justify.
+lint-manifests: manifests helm-chart $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) ## Check the shipped manifests, the chart and the operator's children with kubeconform (on every Kubernetes minor the bundle supports) and kube-score; fail on an invalid object or a finding hack/kube-score.yaml does not justify.
 	mkdir -p $(LOCALBIN)/manifestlint
 	$(KUSTOMIZE) build config/default > $(LOCALBIN)/manifestlint/config-default.yaml
+	$(HELM) template myapp-operator $(HELM_CHART) --namespace myapp-operator-system > $(LOCALBIN)/manifestlint/helm-defaults.yaml
+	$(HELM) template myapp-operator $(HELM_CHART) --namespace myapp-operator-system $(HELM_ALL_ON) > $(LOCALBIN)/manifestlint/helm-all-on.yaml
 	go -C hack/tools/kubernetes mod download k8s.io/kubernetes
 	go -C test run ./manifestlint -kube-score $(KUBE_SCORE) -config $(CURDIR)/hack/kube-score.yaml \
 		-kubeconform $(KUBECONFORM) -crd $(CURDIR)/config/crd/bases/example.com_myapps.yaml -samples $(CURDIR)/config/samples \
 		-swagger "$$(go -C hack/tools/kubernetes list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json" \
+		-kube-version "$$(go -C hack/tools/kubernetes list -m -f '{{.Version}}' k8s.io/kubernetes)" \
+		-older $(KUBECONFORM_OLDER_KUBERNETES) -min-kube-version $(MIN_KUBE_VERSION) \
+		-helm $(LOCALBIN)/manifestlint/helm-defaults.yaml,$(LOCALBIN)/manifestlint/helm-all-on.yaml \
 		-kustomized $(LOCALBIN)/manifestlint/config-default.yaml \
 		-csv $(CURDIR)/$(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml -out $(LOCALBIN)/manifestlint
 
@@ -843,6 +852,7 @@ $(HELM): | $(LOCALBIN)
 	$(call go-build-tool,helm,$@,helm.sh/helm/v3/cmd/helm,-ldflags "$(HELM_LDFLAGS)")
 
 LINT_MODULES += hack/helmchart
+lint-manifests: $(HELM)
 test-all-tools-verify: $(HELM)
 tools: $(HELM)
 

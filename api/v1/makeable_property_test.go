@@ -14,18 +14,13 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // "A MyApp the API server accepts always makes children the API server accepts", checked on
@@ -124,28 +119,13 @@ func checkMakeable(ctx context.Context, name string, spec map[string]any, migrat
 	}
 	stored.UID = types.UID("00000000-0000-0000-0000-000000000001")
 
-	d, err := desired.Deployment(stored, migrating)
+	children, err := testutil.Children(stored, migrating)
 	if err != nil {
 		return makeability{accepted: true, classes: []string{"the builders refuse it: " + arrayIndex.ReplaceAllString(err.Error(), "[*]")}, refusal: err}, nil
-	}
-	type child struct {
-		cfg runtime.ApplyConfiguration
-		obj client.Object
-	}
-	children := []child{{d, &appsv1.Deployment{}}, {desired.Service(stored, migrating), &corev1.Service{}}}
-	if h := desired.HorizontalPodAutoscaler(stored); h != nil {
-		children = append(children, child{h, &autoscalingv2.HorizontalPodAutoscaler{}})
-	}
-	p, err := desired.PodDisruptionBudget(stored, migrating)
-	if err != nil {
-		return makeability{accepted: true, classes: []string{"the builders refuse it: " + arrayIndex.ReplaceAllString(err.Error(), "[*]")}, refusal: err}, nil
-	}
-	if p != nil {
-		children = append(children, child{p, &policyv1.PodDisruptionBudget{}})
 	}
 	for _, c := range children {
-		if err := dryRunApply(ctx, c.cfg, c.obj); err != nil {
-			kind := strings.TrimPrefix(fmt.Sprintf("%T", c.obj), "*")
+		if err := dryRunApply(ctx, c.Config, c.Object); err != nil {
+			kind := strings.TrimPrefix(fmt.Sprintf("%T", c.Object), "*")
 			return makeability{accepted: true, classes: refusalClasses(kind, err), refusal: err}, nil
 		}
 	}

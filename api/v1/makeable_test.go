@@ -5,16 +5,11 @@ import (
 	"encoding/json"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/ssa"
 	"github.com/example/myapp-operator/internal/testutil"
 )
@@ -42,36 +37,13 @@ func TestAcceptedMyAppsMakeAcceptedChildren(t *testing.T) {
 			}
 			stored.UID = app.UID
 
-			d, err := desired.Deployment(stored, false)
+			children, err := testutil.Children(stored, false)
 			if err != nil {
 				t.Fatalf("the builders refuse an accepted MyApp: %v", err)
 			}
-			children := []struct {
-				cfg runtime.ApplyConfiguration
-				obj client.Object
-			}{
-				{d, &appsv1.Deployment{}},
-				{desired.Service(stored, false), &corev1.Service{}},
-			}
-			if h := desired.HorizontalPodAutoscaler(stored); h != nil {
-				children = append(children, struct {
-					cfg runtime.ApplyConfiguration
-					obj client.Object
-				}{h, &autoscalingv2.HorizontalPodAutoscaler{}})
-			}
-			p, err := desired.PodDisruptionBudget(stored, false)
-			if err != nil {
-				t.Fatalf("the builders refuse an accepted MyApp's budget: %v", err)
-			}
-			if p != nil {
-				children = append(children, struct {
-					cfg runtime.ApplyConfiguration
-					obj client.Object
-				}{p, &policyv1.PodDisruptionBudget{}})
-			}
 			for _, c := range children {
-				if err := dryRunApply(ctx, c.cfg, c.obj); err != nil {
-					t.Errorf("the API server refuses the %T built from it: %v", c.obj, err)
+				if err := dryRunApply(ctx, c.Config, c.Object); err != nil {
+					t.Errorf("the API server refuses the %T built from it: %v", c.Object, err)
 				}
 			}
 		})

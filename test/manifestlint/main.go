@@ -1,7 +1,10 @@
 // Command manifestlint runs kubeconform and kube-score over what the project ships and what
 // the operator makes. kubeconform must find every object valid against the strict schemas of
-// the Kubernetes API the control plane is built from (and of the MyApp CRD, for the samples);
-// kube-score may only find what hack/kube-score.yaml justifies.
+// the Kubernetes API the control plane is built from (and of the MyApp CRD, for the samples),
+// and what the project ships (config/default, the CSV's Deployments, the Helm chart's
+// renderings, the samples and their children) valid against the API of every older minor
+// release the bundle supports, from its minKubeVersion on; kube-score may only find what
+// hack/kube-score.yaml justifies.
 //
 // Two scopes are scored, each with its own justified checks:
 //   - operator: the kustomize output of config/default (given as a file) and the Deployments
@@ -22,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +36,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -46,17 +49,27 @@ func main() {
 	kustomized := flag.String("kustomized", "", "the output of kustomize build config/default")
 	csvPath := flag.String("csv", "", "the bundle's ClusterServiceVersion")
 	out := flag.String("out", "", "a folder for the checked YAML files and the schemas")
+	kubeVersion := flag.String("kube-version", "", "the Kubernetes release of -swagger (v1.36.3)")
+	older := flag.String("older", "", "comma-separated releases of k8s.io/kubernetes (v1.30.14,...), one per minor from -min-kube-version up to -kube-version's, whose OpenAPI documents check what the project ships")
+	minKubeVersion := flag.String("min-kube-version", "", "the bundle's minKubeVersion (1.30.0)")
+	helmRenders := flag.String("helm", "", "comma-separated files of helm template output")
 	flag.Parse()
 	err := func() error {
 		if *kubeScore == "" || *config == "" || *kubeconform == "" || *swagger == "" || *crd == "" ||
-			*samples == "" || *kustomized == "" || *csvPath == "" || *out == "" {
+			*samples == "" || *kustomized == "" || *csvPath == "" || *out == "" || *kubeVersion == "" ||
+			*older == "" || *minKubeVersion == "" || *helmRenders == "" {
 			return errors.New("every flag is required")
 		}
 		in, err := writeInputs(*out, *kustomized, *csvPath, *samples)
 		if err != nil {
 			return err
 		}
-		if err := conform(*kubeconform, *swagger, *crd, *out, in); err != nil {
+		in.helm = strings.Split(*helmRenders, ",")
+		releases, err := releasesToCheck(*kubeVersion, *swagger, *minKubeVersion, strings.Split(*older, ","), in)
+		if err != nil {
+			return err
+		}
+		if err := conform(*kubeconform, *crd, *out, releases); err != nil {
 			return err
 		}
 		return score(*kubeScore, *config, in)
@@ -67,14 +80,21 @@ func main() {
 	}
 }
 
-// inputs are the files checked: what the project ships (the operator's, and the samples) and
-// the children the operator builds.
+// inputs are the files checked: what the project ships (the operator's, the chart's
+// renderings and the samples), and the children the operator builds for the valid edge cases
+// of the API and for the samples.
 type inputs struct {
-	operator, samples, children []string
+	operator, helm, samples, children, sampleChildren []string
+}
+
+// shipped are the files a user of any Kubernetes release the bundle supports applies, or
+// gets from the operator for a sample.
+func (in inputs) shipped() []string {
+	return slices.Concat(in.operator, in.helm, in.samples, in.sampleChildren)
 }
 
 func (in inputs) all() []string {
-	return append(append(append([]string{}, in.operator...), in.samples...), in.children...)
+	return slices.Concat(in.shipped(), in.children)
 }
 
 // writeInputs writes the CSV's Deployments and the children of every valid MyApp into out.
@@ -86,7 +106,15 @@ func writeInputs(out, kustomized, csvPath, samples string) (inputs, error) {
 	if err := writeCSVDeployments(csvDeployments, csvPath); err != nil {
 		return inputs{}, err
 	}
-	children, err := writeChildren(out)
+	var edgeCases []*examplev1.MyApp
+	for _, c := range testutil.ValidMyApps {
+		app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "app-" + c.Name, Namespace: "default"}}
+		if err := json.Unmarshal([]byte(c.Spec), &app.Spec); err != nil {
+			return inputs{}, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		edgeCases = append(edgeCases, app)
+	}
+	children, err := writeChildren(out, edgeCases)
 	if err != nil {
 		return inputs{}, err
 	}
@@ -94,7 +122,92 @@ func writeInputs(out, kustomized, csvPath, samples string) (inputs, error) {
 	if err != nil || len(sampleFiles) == 0 {
 		return inputs{}, fmt.Errorf("no sample MyApp in %s (%v)", samples, err)
 	}
-	return inputs{operator: []string{kustomized, csvDeployments}, samples: sampleFiles, children: children}, nil
+	var sampleApps []*examplev1.MyApp
+	for _, f := range sampleFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return inputs{}, err
+		}
+		app := &examplev1.MyApp{}
+		if err := yaml.UnmarshalStrict(b, app); err != nil {
+			return inputs{}, fmt.Errorf("%s: %w", f, err)
+		}
+		app.Name = "sample-" + app.Name
+		sampleApps = append(sampleApps, app)
+	}
+	sampleChildren, err := writeChildren(out, sampleApps)
+	if err != nil {
+		return inputs{}, err
+	}
+	return inputs{operator: []string{kustomized, csvDeployments}, samples: sampleFiles, children: children, sampleChildren: sampleChildren}, nil
+}
+
+// releasesToCheck are the Kubernetes releases kubeconform checks against: the control
+// plane's, for everything, and one of every older minor the bundle supports, for what the
+// project ships. The older ones' OpenAPI documents come from their k8s.io/kubernetes modules.
+func releasesToCheck(kubeVersion, swagger, minKubeVersion string, older []string, in inputs) ([]release, error) {
+	releases := []release{{version: kubeVersion, swagger: swagger, files: in.all()}}
+	newest, err := minorOf(kubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	lowest, err := minorOf(minKubeVersion)
+	if err != nil {
+		return nil, err
+	}
+	covered := map[int]bool{newest: true}
+	for _, v := range older {
+		m, err := minorOf(v)
+		if err != nil {
+			return nil, err
+		}
+		covered[m] = true
+		dir, err := moduleDir("k8s.io/kubernetes@" + v)
+		if err != nil {
+			return nil, err
+		}
+		releases = append(releases, release{version: v, swagger: filepath.Join(dir, "api", "openapi-spec", "swagger.json"), files: in.shipped()})
+	}
+	for m := lowest; m <= newest; m++ {
+		if !covered[m] {
+			return nil, fmt.Errorf("no release of Kubernetes 1.%d to check against: the bundle supports %s to %s", m, minKubeVersion, kubeVersion)
+		}
+	}
+	return releases, nil
+}
+
+// minorOf is the minor version of a Kubernetes 1.x version (v1.30.14 or 1.30.0).
+func minorOf(version string) (int, error) {
+	parts := strings.Split(strings.TrimPrefix(version, "v"), ".")
+	var minor int
+	if len(parts) < 2 || parts[0] != "1" {
+		return 0, fmt.Errorf("%q is not a Kubernetes 1.x version", version)
+	}
+	if _, err := fmt.Sscanf(parts[1], "%d", &minor); err != nil {
+		return 0, fmt.Errorf("%q is not a Kubernetes 1.x version", version)
+	}
+	return minor, nil
+}
+
+// moduleDir downloads a module from the module proxy (or finds it in the module cache) and
+// returns its folder. It runs outside any module, so that no go.mod or go.sum changes.
+func moduleDir(modVersion string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", modVersion)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", modVersion, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", modVersion, err)
+	}
+	if m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: %s", modVersion, m.Error)
+	}
+	return m.Dir, nil
 }
 
 // justification excuses one kube-score check in one scope.
@@ -273,35 +386,22 @@ func writeCSVDeployments(path, csvPath string) error {
 	return writeYAML(path, docs)
 }
 
-// writeChildren writes the children the operator builds for each valid MyApp, one file per
-// MyApp, and returns the files.
-func writeChildren(out string) ([]string, error) {
-	files := make([]string, 0, len(testutil.ValidMyApps))
-	for _, c := range testutil.ValidMyApps {
-		app := &examplev1.MyApp{
-			TypeMeta: metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "MyApp"},
-			ObjectMeta: metav1.ObjectMeta{Name: "app-" + c.Name, Namespace: "default",
-				UID: types.UID("00000000-0000-0000-0000-000000000001")},
-		}
-		if err := json.Unmarshal([]byte(c.Spec), &app.Spec); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		d, err := desired.Deployment(app, false)
+// writeChildren writes the children the operator builds for each MyApp, one file per MyApp,
+// and returns the files.
+func writeChildren(out string, apps []*examplev1.MyApp) ([]string, error) {
+	files := make([]string, 0, len(apps))
+	for _, app := range apps {
+		app.TypeMeta = metav1.TypeMeta{APIVersion: "example.com/v1", Kind: "MyApp"}
+		app.UID = types.UID("00000000-0000-0000-0000-000000000001")
+		children, err := testutil.Children(app, false)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
+			return nil, fmt.Errorf("%s: %w", app.Name, err)
 		}
-		docs := []any{d, desired.Service(app, false)}
-		if h := desired.HorizontalPodAutoscaler(app); h != nil {
-			docs = append(docs, h)
+		docs := make([]any, 0, len(children))
+		for _, ch := range children {
+			docs = append(docs, ch.Config)
 		}
-		p, err := desired.PodDisruptionBudget(app, false)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		if p != nil {
-			docs = append(docs, p)
-		}
-		path := filepath.Join(out, "children-"+c.Name+".yaml")
+		path := filepath.Join(out, "children-"+app.Name+".yaml")
 		if err := writeYAML(path, docs); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,42 @@
+package testutil
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+)
+
+// Child is one object the operator applies for a MyApp: its apply configuration, and an
+// empty object of its kind to read the API server's answer into.
+type Child struct {
+	Config runtime.ApplyConfiguration
+	Object client.Object
+}
+
+// Children are the children the desired package builds for app: the Deployment, the
+// Service, the autoscaler when autoscaling is on and the disruption budget when the spec asks
+// for one. An error is a builder's refusal of the spec (InvalidSpec).
+func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
+	d, err := desired.Deployment(app, migrating)
+	if err != nil {
+		return nil, err
+	}
+	children := []Child{{d, &appsv1.Deployment{}}, {desired.Service(app, migrating), &corev1.Service{}}}
+	if h := desired.HorizontalPodAutoscaler(app); h != nil {
+		children = append(children, Child{h, &autoscalingv2.HorizontalPodAutoscaler{}})
+	}
+	p, err := desired.PodDisruptionBudget(app, migrating)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
+		children = append(children, Child{p, &policyv1.PodDisruptionBudget{}})
+	}
+	return children, nil
+}
