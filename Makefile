@@ -224,17 +224,32 @@ verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgr
 MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml)
 # operator-sdk prints this deprecation notice for the operatorhub validator itself, whatever the bundle.
 OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
+# bundle/ with every image pinned by digest (hack/pinbundle), as a release publishes it and a
+# disconnected cluster installs it: the manager image is built here (image-build), so the digest
+# is the one this commit's image has when built with this Go toolchain. A release runs this
+# with the published repository and freezes the output under releases/<version>.
+# PINNED_IMAGE_REPO names the repository the pinned CSV pulls the manager from.
+PINNED_BUNDLE ?= $(LOCALBIN)/bundle-pinned
+PINNED_IMAGE_REPO ?= $(IMAGE_TAG_BASE)
+.PHONY: bundle-pinned
+bundle-pinned: $(IMAGE_TOOL) ## Write bundle/ pinned by digest to PINNED_BUNDLE: the manager image built here, named in PINNED_IMAGE_REPO, in spec.relatedImages, disconnected "true".
+	@out=$$($(MAKE) --no-print-directory image-build) || { echo "$$out"; exit 1; }; echo "$$out"; \
+	digest=$$(echo "$$out" | sed -n 's/^wrote .* (\(sha256:[0-9a-f]*\)) to .*/\1/p'); \
+	test -n "$$digest" || { echo "no digest in the output of make image-build"; exit 1; }; \
+	echo "go run ./hack/pinbundle -bundle $(BUNDLE_DIR) -out $(PINNED_BUNDLE) -image $(IMAGE_TAG_BASE):v$(VERSION)=$(PINNED_IMAGE_REPO)@$$digest"; \
+	go run ./hack/pinbundle -bundle $(BUNDLE_DIR) -out $(PINNED_BUNDLE) -image $(IMAGE_TAG_BASE):v$(VERSION)=$(PINNED_IMAGE_REPO)@$$digest
+
 .PHONY: check-operatorhub
-check-operatorhub: $(OPERATOR_SDK) ## The community-operators static checks: operatorhub and operatorframework validators (no warning), CSV fields, alm-examples, no NetworkPolicy.
+check-operatorhub: $(OPERATOR_SDK) bundle-pinned ## The community-operators static checks: operatorhub and operatorframework validators (no warning) on bundle/ and its pinned copy, CSV fields, alm-examples, no NetworkPolicy, preflight's static bundle checks.
 	@test -n "$(MIN_KUBE_VERSION)" || { echo "the CSV claims no minKubeVersion"; exit 1; }
-	@for sel in name=operatorhub suite=operatorframework; do \
-		echo "operator-sdk bundle validate ./$(BUNDLE_DIR) --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION)"; \
-		out=$$($(OPERATOR_SDK) bundle validate ./$(BUNDLE_DIR) --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION) 2>&1) \
+	@for dir in ./$(BUNDLE_DIR) $(PINNED_BUNDLE); do for sel in name=operatorhub suite=operatorframework; do \
+		echo "operator-sdk bundle validate $$dir --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION)"; \
+		out=$$($(OPERATOR_SDK) bundle validate $$dir --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION) 2>&1) \
 			|| { echo "$$out"; exit 1; }; echo "$$out"; \
 		if echo "$$out" | grep -E 'level=(warning|error)' | grep -vqF '$(OPERATORHUB_DEPRECATION)'; then \
 			echo "bundle validation ($$sel) reported problems"; exit 1; fi; \
-	done
-	go -C test test ./bundle -count=1 -run '^TestOperatorHub'
+	done; done
+	PINNED_BUNDLE=$(PINNED_BUNDLE) go -C test test ./bundle -count=1 -run '^TestOperatorHub'
 
 ##@ Build
 
@@ -641,8 +656,8 @@ CATALOG_TEST_STATE ?= $(CURDIR)/.localcluster-catalog
 CATALOG_TEST_FLAGS ?=
 .PHONY: test-catalog
 TEST_CATALOG_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLMV1_BIN)/operator-controller \
-	$(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $(RELEASED_MANAGER_IMAGES)
-test-catalog: manifests localcluster $(TEST_CATALOG_TOOLS) ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps.
+	$(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $(RELEASED_MANAGER_IMAGES) $(OPM)
+test-catalog: manifests localcluster $(TEST_CATALOG_TOOLS) ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps; install the pinned bundle from a digest-only mirror.
 	$(call on-own-cluster,$(CATALOG_TEST_STATE),catalog-run NODE=real)
 
 .PHONY: catalog-run
@@ -650,6 +665,10 @@ catalog-run:
 	$(LOCALCLUSTER) up
 	reg=$$($(LOCALCLUSTER) registry); pub=$$reg/example.com; \
 	$(MAKE) --no-print-directory image-build IMG=$$pub/myapp-operator:v$(VERSION) PUSH=1; \
+	$(MAKE) --no-print-directory bundle-pinned PINNED_IMAGE_REPO=example.com/disconnected/myapp-operator \
+		PINNED_BUNDLE=$(LOCALBIN)/bundle-disconnected || exit 1; \
+	mirror=$$(hack/catalog/disconnected.sh $(IMAGE_TOOL) $(OPM) $(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $$reg \
+		$(LOCALBIN)/bundle-disconnected $(IMAGES_DIR)/manager) || exit 1; \
 	$(MAKE) --no-print-directory released-manager-images REGISTRY=$$pub; \
 	hack/catalog/push-bundles.sh $(IMAGE_TOOL) $$reg $(BUNDLE_REPO) $(RELEASED_BUNDLES) $(BUNDLE_DIR) >/dev/null; \
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$$pub/myapp-operator-catalog:latest PUSH=1; \
@@ -658,7 +677,7 @@ catalog-run:
 		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app; \
 		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
 	done; \
-	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_REGISTRY=$$reg E2E_APP_IMAGE=$$reg/myapp-test-app \
+	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_REGISTRY=$$reg E2E_APP_IMAGE=$$reg/myapp-test-app E2E_MIRROR_CATALOG=$$mirror \
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
 		E2E_OPM_IMAGE=$$reg/opm:local E2E_OLM_UTIL_IMAGE=$$reg/olm-util:local \
 		E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \

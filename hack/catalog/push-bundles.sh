@@ -4,6 +4,9 @@
 #
 #   push-bundles.sh IMAGE_TOOL REGISTRY BUNDLE_REPO BUNDLE_DIR...
 #
+# With BY_DIGEST=1 the images are pushed by digest only, with no tag, as a disconnected
+# cluster's mirror holds them.
+#
 # The build is reproducible (fixed file times, modes and architecture), so the digest of a
 # bundle is known offline: make catalog (render-images.sh) and the OLM v1 test (test/olmv1)
 # get the same digests, the ones catalog/ names.
@@ -31,7 +34,7 @@ for dir in "$@"; do
 	while IFS= read -r label; do labels+=(--label "$label"); done < <(
 		awk '/^annotations:/ {a=1; next} a && /^  [^ #]/ {sub(/^  /, ""); k=$0; sub(/:.*/, "", k);
 			v=$0; sub(/^[^:]*: */, "", v); print k "=" v}' "$stage/metadata/annotations.yaml")
-	out=$("$image_tool" build --arch amd64 --tag "$registry/$bundle_repo:v$version" --push "${adds[@]}" "${labels[@]}")
+	out=$("$image_tool" build --arch amd64 --tag "$registry/$bundle_repo:v$version" --push ${BY_DIGEST:+--by-digest} "${adds[@]}" "${labels[@]}")
 	digest=${out##*@}
 	case $digest in sha256:*) ;; *) echo "no digest in: $out" >&2; exit 1 ;; esac
 	echo "bundle $dir -> $bundle_repo:v$version @ $digest" >&2

@@ -23,7 +23,13 @@ import (
 // readCSV reads the bundle's ClusterServiceVersion.
 func readCSV(t *testing.T) *operatorsv1alpha1.ClusterServiceVersion {
 	t.Helper()
-	b, err := manifests.GetBundleFromDir(bundleDir)
+	return readCSVIn(t, bundleDir)
+}
+
+// readCSVIn reads the ClusterServiceVersion of the bundle in dir.
+func readCSVIn(t *testing.T, dir string) *operatorsv1alpha1.ClusterServiceVersion {
+	t.Helper()
+	b, err := manifests.GetBundleFromDir(dir)
 	if err != nil {
 		t.Fatalf("reading the bundle: %v", err)
 	}
@@ -198,34 +204,3 @@ func readYAML(t *testing.T, path string, into any) {
 	}
 }
 
-// infrastructureFeatures are the features.operators.openshift.io annotations Red Hat's
-// certification requires on every CSV, each "true" or "false".
-var infrastructureFeatures = []string{"disconnected", "fips-compliant", "proxy-aware", "tls-profiles",
-	"token-auth-aws", "token-auth-azure", "token-auth-gcp", "cnf", "cni", "csi"}
-
-// TestOperatorHubInfrastructureFeatures: every annotation is there and says true or false,
-// and "disconnected" is true only when every image the bundle runs is named by digest in
-// spec.relatedImages, which is what mirroring for an air-gapped install reads.
-func TestOperatorHubInfrastructureFeatures(t *testing.T) {
-	csv := readCSV(t)
-	for _, f := range infrastructureFeatures {
-		key := "features.operators.openshift.io/" + f
-		if v, ok := csv.Annotations[key]; !ok || (v != "true" && v != "false") {
-			t.Errorf("annotation %s is %q; want \"true\" or \"false\"", key, v)
-		}
-	}
-	if csv.Annotations["features.operators.openshift.io/disconnected"] != "true" {
-		return
-	}
-	related := map[string]bool{}
-	for _, r := range csv.Spec.RelatedImages {
-		related[r.Image] = true
-	}
-	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
-		for _, c := range d.Spec.Template.Spec.Containers {
-			if !strings.Contains(c.Image, "@sha256:") || !related[c.Image] {
-				t.Errorf("disconnected is true, but deployment %s runs %s, not by digest in spec.relatedImages", d.Name, c.Image)
-			}
-		}
-	}
-}

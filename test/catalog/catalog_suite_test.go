@@ -4,6 +4,8 @@
 // OLM's Job) and with OLM v1 (a ClusterCatalog and a ClusterExtension). Each story installs
 // 0.2.0, runs two MyApps of the test app, upgrades to the current version while a load
 // generator sends them a steady stream of requests through their Services, and uninstalls.
+// A third installs the current version with OLM v1 from the mirror a disconnected cluster
+// would have: the bundle pinned by digest, and only its images, by digest, with no tag.
 package catalog
 
 import (
@@ -37,6 +39,7 @@ var envVars = []string{
 	"E2E_KUBECONFIG",
 	"E2E_REGISTRY",       // host:port of the cluster's registry; it serves example.com/... too
 	"E2E_APP_IMAGE",      // the test app's repository there, tagged v1 and v2
+	"E2E_MIRROR_CATALOG", // the digest-only mirror's catalog image (hack/catalog/disconnected.sh)
 	"E2E_OLM_BIN",        // OLM v0's olm and catalog binaries
 	"E2E_OLM_CRDS",       // OLM v0's CRDs
 	"E2E_OPM_IMAGE",      // opm, for OLM v0's bundle unpack Job

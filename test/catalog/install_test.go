@@ -1,10 +1,13 @@
 package catalog
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -40,6 +43,10 @@ const (
 	catalogNS    = "olm" // config/olm/catalogsource.yaml
 	catalogName  = "myapp-operator-catalog"
 	managerImage = "example.com/myapp-operator:v" // + version: as the bundles name it
+	// The mirror of a disconnected cluster (hack/catalog/disconnected.sh): images by digest only.
+	mirrorRepo        = "example.com/disconnected"
+	mirrorCatalogName = "myapp-operator-mirror"
+	mirrorAppNS       = "mirror-apps"
 )
 
 var (
@@ -182,6 +189,80 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		deleteAndWait(&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: catalogNS, Name: catalogName}})
 	})
 
+	It("OLM v1, disconnected: installs the current version from a mirror that holds only the images the pinned bundle names, by digest, with no tag to fall back on, and runs MyApps with it", func() {
+		work, err := os.MkdirTemp("", "catalog-test-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, work)
+		olm := olmv1env.Env{K8s: k8s, Kubeconfig: kubeconfig, LogDir: logDir, Work: work}
+		mirrorCatalog := env["E2E_MIRROR_CATALOG"]
+		Expect(mirrorCatalog).To(HavePrefix(mirrorRepo + "/myapp-operator-catalog@sha256:"))
+		By("checking the mirror: the catalog, bundle and manager repositories hold no tag")
+		for _, repo := range []string{"myapp-operator-catalog", "myapp-operator-bundle", "myapp-operator"} {
+			Expect(registryTags(mirrorRepo+"/"+repo)).To(BeEmpty(), "tags in %s/%s", mirrorRepo, repo)
+		}
+
+		By("starting catalogd and operator-controller out of cluster; they pull example.com/ from the cluster's registry")
+		olm.Start(env["E2E_OLMV1_BIN"], env["E2E_OLMV1_CRDS"], env["E2E_REGISTRY"])
+		olm.ApplyFile(filepath.Join(olmv1Samples, "namespace.yaml"), nil)
+		olm.ApplyFile(filepath.Join(olmv1Samples, "installer-rbac.yaml"), nil)
+
+		By("a ClusterCatalog of the mirror's catalog image, by digest")
+		started := time.Now()
+		olm.ApplyFile(filepath.Join(olmv1Samples, "clustercatalog.yaml"), func(u *unstructured.Unstructured) {
+			u.SetName(mirrorCatalogName)
+			// The label catalogd's mutating webhook puts on every ClusterCatalog, which a
+			// ClusterExtension selects catalogs by; catalogd runs out of cluster here, where the
+			// API server does not call its webhook.
+			u.SetLabels(map[string]string{"olm.operatorframework.io/metadata.name": mirrorCatalogName})
+			Expect(unstructured.SetNestedField(u.Object, mirrorCatalog, "spec", "source", "image", "ref")).To(Succeed())
+			// An image named by digest never changes: OLM v1 refuses a poll interval for it.
+			unstructured.RemoveNestedField(u.Object, "spec", "source", "image", "pollIntervalMinutes")
+		})
+		Eventually(func(g Gomega) {
+			cat := olm.Get(g, "ClusterCatalog", mirrorCatalogName)
+			g.Expect(olmv1env.Condition(cat, "Serving")).To(HaveField("Status", metav1.ConditionTrue), "%v", olmv1env.Conditions(cat))
+		}).Should(Succeed())
+
+		By("the sample ClusterExtension, resolving from the mirror's catalog only")
+		olm.ApplyFile(filepath.Join(olmv1Samples, "clusterextension.yaml"), func(u *unstructured.Unstructured) {
+			Expect(unstructured.SetNestedField(u.Object, current, "spec", "source", "catalog", "version")).To(Succeed())
+			Expect(unstructured.SetNestedStringMap(u.Object, map[string]string{"olm.operatorframework.io/metadata.name": mirrorCatalogName},
+				"spec", "source", "catalog", "selector", "matchLabels")).To(Succeed())
+		})
+		olm.ExpectInstalled(current)
+		var manager string
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, pods, client.InNamespace(olmv1NS), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+			g.Expect(pods.Items).To(HaveLen(1))
+			p := pods.Items[0]
+			g.Expect(p.Spec.NodeName).To(Equal(realNodeName))
+			manager = p.Spec.Containers[0].Image
+			g.Expect(manager).To(HavePrefix(mirrorRepo + "/myapp-operator@sha256:"))
+			g.Expect(isReady(p)).To(BeTrue(), "%v", p.Status.ContainerStatuses)
+			g.Expect(p.Status.ContainerStatuses[0].ImageID).To(HaveSuffix(manager[strings.Index(manager, "@"):]))
+		}).Should(Succeed())
+		AddReportEntry("OLM v1 install from the digest-only mirror", since(started))
+
+		By("running two MyApps with the operator installed from the mirror")
+		olm.ApplyYAML("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + mirrorAppNS + "\n")
+		createApps(mirrorAppNS)
+		expectAppsServing(mirrorAppNS)
+
+		By("uninstalling: OLM v1 removes the operator, its CRD and with it the MyApps; the mirror's catalog goes too")
+		ext := &unstructured.Unstructured{}
+		ext.SetGroupVersionKind(olmv1env.GVK("ClusterExtension"))
+		ext.SetName(olmv1env.Extension)
+		deleteAndWait(ext)
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
+		}).Should(BeTrue(), "the CRD goes with the ClusterExtension")
+		cat := &unstructured.Unstructured{}
+		cat.SetGroupVersionKind(olmv1env.GVK("ClusterCatalog"))
+		cat.SetName(mirrorCatalogName)
+		deleteAndWait(cat)
+	})
+
 	It("OLM v1: a ClusterCatalog pulls the catalog image, a ClusterExtension installs 0.2.0 and upgrades to the current version with the documented preflight step while two MyApps serve every request", func() {
 		work, err := os.MkdirTemp("", "catalog-test-")
 		Expect(err).NotTo(HaveOccurred())
@@ -303,4 +384,18 @@ func keepHostsFile(hosts, ns, name string) {
 			}
 		}
 	}()
+}
+
+// registryTags lists the tags of a repository of the cluster's registry, where example.com/...
+// is served as it is named. A repository holding images by digest only has none.
+func registryTags(repo string) []string {
+	resp, err := http.Get("http://" + env["E2E_REGISTRY"] + "/v2/" + repo + "/tags/list")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET the tags of %s", repo)
+	var list struct {
+		Tags []string `json:"tags"`
+	}
+	Expect(json.NewDecoder(resp.Body).Decode(&list)).To(Succeed())
+	return list.Tags
 }

@@ -207,10 +207,22 @@ func writeTarball(file, tag string, img v1.Image) error {
 
 // pushImage pushes to the registry the tag names, with the credentials of the Docker config
 // if any. A registry on a loopback or private address is spoken to over plain HTTP.
-func pushImage(tag string, img v1.Image) error {
-	ref, err := name.NewTag(tag)
+func pushImage(tag string, img v1.Image, byDigest bool) error {
+	t, err := name.NewTag(tag)
 	if err != nil {
 		return fmt.Errorf("tag %q: %w", tag, err)
+	}
+	var ref name.Reference = t
+	if byDigest {
+		// The manifest goes to the repository under its digest only, as a mirror of a
+		// disconnected cluster holds it: nothing there can be pulled by tag.
+		digest, err := img.Digest()
+		if err != nil {
+			return err
+		}
+		if ref, err = name.NewDigest(t.Context().String() + "@" + digest.String()); err != nil {
+			return err
+		}
 	}
 	return remote.Write(ref, img, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 }

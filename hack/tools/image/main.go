@@ -2,7 +2,7 @@
 // the project's images can be built, pushed and pulled with no Docker engine.
 //
 //	image build --tag REF --add SRC:DEST [--add ...] [--entrypoint /manager] [--user 65532:65532]
-//	            [--link DEST=TARGET] [--label KEY=VALUE] [--arch amd64] [--output image.tar] [--push]
+//	            [--link DEST=TARGET] [--label KEY=VALUE] [--arch amd64] [--output image.tar] [--push [--by-digest]]
 //	image registry --addr HOST:PORT --dir DIR [--addr-file F] [--tls-addr HOST:PORT --tls-cert F --tls-key F]
 //
 // An image is one layer holding the given files plus the /etc/passwd, /etc/group, /tmp and
@@ -52,7 +52,7 @@ func buildCommand(args []string) error {
 	var spec imageSpec
 	var adds, env, links, labels listFlag
 	var output string
-	var push bool
+	var push, byDigest bool
 	fs := flag.NewFlagSet("image build", flag.ExitOnError)
 	fs.StringVar(&spec.Tag, "tag", "", "the image reference, e.g. 10.244.0.1:5000/myapp-operator:v0.2.0")
 	fs.Var(&adds, "add", "SRC:DEST, a file or folder to put in the image (repeatable); DEST is absolute")
@@ -65,6 +65,7 @@ func buildCommand(args []string) error {
 	fs.Var(&env, "env", "NAME=VALUE for the image's environment (repeatable)")
 	fs.StringVar(&output, "output", "", "write the image to this tarball (docker load / ctr images import)")
 	fs.BoolVar(&push, "push", false, "push the image to the registry its tag names (plain HTTP for addresses on this machine)")
+	fs.BoolVar(&byDigest, "by-digest", false, "with --push, push the image by its digest only, leaving no tag in the repository")
 	_ = fs.Parse(args)
 	if spec.Tag == "" || len(adds) == 0 || (output == "" && !push) {
 		fs.Usage()
@@ -112,7 +113,7 @@ func buildCommand(args []string) error {
 		fmt.Printf("wrote %s (%s) to %s\n", spec.Tag, digest, output)
 	}
 	if push {
-		if err := pushImage(spec.Tag, img); err != nil {
+		if err := pushImage(spec.Tag, img, byDigest); err != nil {
 			return err
 		}
 		fmt.Printf("pushed %s@%s\n", spec.Tag, digest)
