@@ -882,9 +882,23 @@ tools: $(HELM)
 # pods replaced (test/helm).
 HELM_TEST_STATE ?= $(CURDIR)/.localcluster-helm
 HELM_TEST_FLAGS ?=
-TEST_HELM_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(HELM)
+# The chart is new in 0.3.2; the chart of the previous release is the one hack/helmchart makes
+# from that release's config/ (git history), for its manager image: make test-helm upgrades
+# from it to this chart, the CRD included.
+HELM_PREVIOUS := 0.3.1
+HELM_PREVIOUS_CHART := $(LOCALBIN)/chart-$(HELM_PREVIOUS)
+HELM_PREVIOUS_MANAGER := $(IMAGES_DIR)/manager-v$(HELM_PREVIOUS)-$(RELEASE_COMMIT_$(HELM_PREVIOUS))
+.PHONY: helm-chart-previous
+helm-chart-previous: $(KUSTOMIZE) ## Generate the chart of release HELM_PREVIOUS from its config/ into bin/chart-<version>.
+	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(RELEASE_COMMIT_$(HELM_PREVIOUS)) config | tar -x -C "$$src" && \
+	$(KUSTOMIZE) build "$$src/config/default" > "$$src/default.yaml" && $(KUSTOMIZE) build "$$src/config/monitoring" > "$$src/monitoring.yaml" && \
+	cd hack/helmchart && go run . -default "$$src/default.yaml" -monitoring "$$src/monitoring.yaml" \
+		-kustomization "$$src/config/default/kustomization.yaml" -version $(HELM_PREVIOUS) -kube-version $(MIN_KUBE_VERSION) \
+		-out $(HELM_PREVIOUS_CHART)
+
+TEST_HELM_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(HELM) $(HELM_PREVIOUS_MANAGER)
 .PHONY: test-helm
-test-helm: manifests localcluster $(TEST_HELM_TOOLS) ## Install the Helm chart on a real node, upgrade, uninstall and install again; a MyApp serves every request throughout and keeps its pods.
+test-helm: manifests localcluster helm-chart-previous $(TEST_HELM_TOOLS) ## Install the previous release's chart on a real node, upgrade to this chart and to a changed value, uninstall and install again; a MyApp serves every request throughout and keeps its pods.
 	$(call on-own-cluster,$(HELM_TEST_STATE),helm-run NODE=real)
 
 .PHONY: helm-run
@@ -892,9 +906,12 @@ helm-run:
 	$(LOCALCLUSTER) up
 	reg=$$($(LOCALCLUSTER) registry); \
 	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
+	$(IMAGE_TOOL) build --tag $$reg/myapp-operator:v$(HELM_PREVIOUS) --add $(HELM_PREVIOUS_MANAGER):/manager --entrypoint /manager \
+		--user 65532:65532 --push; \
 	CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=v1" -o $(abspath $(IMAGES_DIR))/test-app-v1 ./app; \
 	$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:v1 --add $(IMAGES_DIR)/test-app-v1:/app --entrypoint /app --push; \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_HELM=$(HELM) E2E_CHART=$(CURDIR)/$(HELM_CHART) \
+		E2E_PREVIOUS_CHART=$(HELM_PREVIOUS_CHART) E2E_PREVIOUS_TAG=v$(HELM_PREVIOUS) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator E2E_MANAGER_TAG=v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app:v1 \
 		go -C test test ./helm/ -v -count=1 -timeout 15m -ginkgo.v $(HELM_TEST_FLAGS)
 	$(LOCALCLUSTER) status

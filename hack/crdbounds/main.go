@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -81,12 +82,12 @@ func apply(in []byte) ([]byte, error) {
 	if err := yaml.Unmarshal(in, &crd); err != nil {
 		return nil, err
 	}
-	versions, _ := dig(crd, "spec", "versions").([]any)
+	versions, _ := nested(crd, "spec", "versions").([]any)
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("no versions")
 	}
 	for _, v := range versions {
-		root, _ := dig(v, "schema", "openAPIV3Schema").(map[string]any)
+		root, _ := nested(v, "schema", "openAPIV3Schema").(map[string]any)
 		if root == nil {
 			return nil, fmt.Errorf("a version without openAPIV3Schema")
 		}
@@ -121,7 +122,7 @@ func schemaAt(root map[string]any, path string) (map[string]any, error) {
 		} else if n, ok := strings.CutSuffix(seg, "{}"); ok {
 			name, step = n, "additionalProperties"
 		}
-		next, _ := dig(s, "properties", name).(map[string]any)
+		next, _ := nested(s, "properties", name).(map[string]any)
 		if next == nil {
 			return nil, fmt.Errorf("no property %q", name)
 		}
@@ -135,13 +136,10 @@ func schemaAt(root map[string]any, path string) (map[string]any, error) {
 	return s, nil
 }
 
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
+// nested is the field at path in v, a JSON object as sigs.k8s.io/yaml decodes it; nil when v
+// is not an object or the path leads nowhere.
+func nested(v any, path ...string) any {
+	m, _ := v.(map[string]any)
+	f, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	return f
 }

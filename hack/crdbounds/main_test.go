@@ -60,7 +60,7 @@ func TestApplySetsEveryBoundAndIsStable(t *testing.T) {
 	if err := yaml.Unmarshal(once, &crd); err != nil {
 		t.Fatal(err)
 	}
-	root := dig(crd, "spec", "versions").([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+	root := nested(crd, "spec", "versions").([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
 	for _, b := range bounds {
 		s, err := schemaAt(root, b.path)
 		if err != nil {

@@ -32,11 +32,13 @@ var (
 // The environment make test-helm sets.
 var envVars = []string{
 	"E2E_KUBECONFIG",
-	"E2E_HELM",          // the helm binary
-	"E2E_CHART",         // charts/myapp-operator
-	"E2E_MANAGER_IMAGE", // the manager's repository in the cluster's registry
-	"E2E_MANAGER_TAG",   // its tag there
-	"E2E_APP_IMAGE",     // the test app's image there
+	"E2E_HELM",           // the helm binary
+	"E2E_CHART",          // charts/myapp-operator
+	"E2E_PREVIOUS_CHART", // the previous release's chart (make helm-chart-previous)
+	"E2E_PREVIOUS_TAG",   // the tag of that release's manager image
+	"E2E_MANAGER_IMAGE",  // the manager's repository in the cluster's registry
+	"E2E_MANAGER_TAG",    // its tag there
+	"E2E_APP_IMAGE",      // the test app's image there
 }
 
 func TestHelm(t *testing.T) {

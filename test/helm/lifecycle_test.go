@@ -42,10 +42,10 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		probe *appProbe
 		pods  map[types.UID]int32 // the app's pods and their restarts, from before the upgrade
 	)
-	install := func(extra ...string) {
+	install := func(chart, tag string) {
 		GinkgoHelper()
-		helm(append([]string{"install", release, env["E2E_CHART"], "--namespace", releaseNS, "--wait", "--timeout", "3m",
-			"--set", "image.repository=" + env["E2E_MANAGER_IMAGE"], "--set", "image.tag=" + env["E2E_MANAGER_TAG"]}, extra...)...)
+		helm("install", release, chart, "--namespace", releaseNS, "--wait", "--timeout", "3m",
+			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+tag)
 	}
 
 	BeforeAll(func() {
@@ -61,8 +61,8 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		}
 	})
 
-	It("installs the operator, which makes a MyApp that serves", func() {
-		install()
+	It("installs the previous release's chart and operator, which makes a MyApp that serves", func() {
+		install(env["E2E_PREVIOUS_CHART"], env["E2E_PREVIOUS_TAG"])
 		expectManagerRunning("")
 
 		By("creating a MyApp of the test app, two replicas, and waiting until it serves through its Service")
@@ -79,6 +79,22 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		Eventually(func(g Gomega) { pods = appPods(g) }).Should(Succeed())
 		Expect(pods).To(HaveLen(2))
 		probe = startProbe(url)
+	})
+
+	It("upgrades to this chart: helm upgrades the CRD with the release, and the new manager adopts the MyApp and replaces none of its pods", func() {
+		old := managerPods()
+		helm("upgrade", release, env["E2E_CHART"], "--namespace", releaseNS, "--wait", "--timeout", "3m",
+			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+env["E2E_MANAGER_TAG"])
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
+		Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tolerations"].Items.Schema.Properties["key"].MaxLength).
+			To(HaveValue(BeEquivalentTo(317)), "the CRD of this release, which bounds a toleration key")
+		d := &appsv1.Deployment{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: manager}, d)).To(Succeed())
+		Expect(d.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":" + env["E2E_MANAGER_TAG"]))
+		expectManagerRunning(old...)
+		expectHandled()
+		expectSamePods(pods)
 	})
 
 	It("upgrades to a changed value: a new manager adopts the MyApp and replaces none of its pods", func() {
@@ -106,7 +122,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 	})
 
 	It("installs again: the release takes the kept CRD back and the new manager adopts the MyApp as it is", func() {
-		install()
+		install(env["E2E_CHART"], env["E2E_MANAGER_TAG"])
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
 		Expect(crd.Annotations).To(HaveKeyWithValue("meta.helm.sh/release-name", release))

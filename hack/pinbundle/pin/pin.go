@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -103,13 +104,13 @@ func CSV(csv []byte, images Images) ([]byte, error) {
 		}
 		return to
 	}
-	deployments, _ := dig(obj, "spec", "install", "spec", "deployments").([]any)
+	deployments, _ := nested(obj, "spec", "install", "spec", "deployments").([]any)
 	if len(deployments) == 0 {
 		return nil, fmt.Errorf("no Deployment in spec.install.spec.deployments")
 	}
 	for _, d := range deployments {
 		for _, list := range []string{"initContainers", "containers"} {
-			containers, _ := dig(d, "spec", "template", "spec", list).([]any)
+			containers, _ := nested(d, "spec", "template", "spec", list).([]any)
 			for _, c := range containers {
 				c, _ := c.(map[string]any)
 				if img, ok := c["image"].(string); ok {
@@ -139,13 +140,10 @@ func CSV(csv []byte, images Images) ([]byte, error) {
 	return yaml.Marshal(obj)
 }
 
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
+// nested is the field at path in v, a JSON object as sigs.k8s.io/yaml decodes it; nil when v
+// is not an object or the path leads nowhere.
+func nested(v any, path ...string) any {
+	m, _ := v.(map[string]any)
+	f, _, _ := unstructured.NestedFieldNoCopy(m, path...)
+	return f
 }
