@@ -203,4 +203,3 @@ func readYAML(t *testing.T, path string, into any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
-

@@ -106,7 +106,7 @@ func writeInputs(out, kustomized, csvPath, samples string) (inputs, error) {
 	if err := writeCSVDeployments(csvDeployments, csvPath); err != nil {
 		return inputs{}, err
 	}
-	var edgeCases []*examplev1.MyApp
+	edgeCases := make([]*examplev1.MyApp, 0, len(testutil.ValidMyApps))
 	for _, c := range testutil.ValidMyApps {
 		app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "app-" + c.Name, Namespace: "default"}}
 		if err := json.Unmarshal([]byte(c.Spec), &app.Spec); err != nil {
@@ -122,7 +122,7 @@ func writeInputs(out, kustomized, csvPath, samples string) (inputs, error) {
 	if err != nil || len(sampleFiles) == 0 {
 		return inputs{}, fmt.Errorf("no sample MyApp in %s (%v)", samples, err)
 	}
-	var sampleApps []*examplev1.MyApp
+	sampleApps := make([]*examplev1.MyApp, 0, len(sampleFiles))
 	for _, f := range sampleFiles {
 		b, err := os.ReadFile(f)
 		if err != nil {
