@@ -125,9 +125,9 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go modul
 # kubeconform checks them against strict schemas written from the OpenAPI document of the
 # Kubernetes source the control plane is built from (and the MyApp CRD); every kube-score
 # finding is fixed or justified, with its reason, in hack/kube-score.yaml.
-# One release of every Kubernetes minor from the CSV's minKubeVersion to the control plane's
-# (whose OpenAPI document comes from hack/tools/kubernetes): kubeconform checks what the project
-# ships against each. manifestlint fails when a minor is missing.
+# What the project ships is also checked against one release of every older Kubernetes minor
+# from the CSV's minKubeVersion on (the OpenAPI documents of their k8s.io/kubernetes modules);
+# manifestlint fails when a minor is missing.
 KUBECONFORM_OLDER_KUBERNETES ?= v1.30.14,v1.31.14,v1.32.13,v1.33.9,v1.34.4,v1.35.4
 .PHONY: lint-manifests
 lint-manifests: manifests helm-chart $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) ## Check the shipped manifests, the chart and the operator's children with kubeconform (on every Kubernetes minor the bundle supports) and kube-score; fail on an invalid object or a finding hack/kube-score.yaml does not justify.
@@ -226,8 +226,9 @@ MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR
 OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
 # bundle/ with every image pinned by digest (hack/pinbundle), as a release publishes it and a
 # disconnected cluster installs it: the manager image is built here (image-build), so the digest
-# is the one this commit's image has when built with this Go toolchain. A release runs this
-# with the published repository and freezes the output under releases/<version>.
+# is the one this commit's image has when built with this Go toolchain. A release publishes
+# this output, built for the published repository; releases/<version> keeps bundle/ as it is,
+# by tag, which the upgrade tests install from managers built here.
 # PINNED_IMAGE_REPO names the repository the pinned CSV pulls the manager from.
 PINNED_BUNDLE ?= $(LOCALBIN)/bundle-pinned
 PINNED_IMAGE_REPO ?= $(IMAGE_TAG_BASE)
