@@ -530,7 +530,7 @@ e2e-run:
 # SKIP_E2E=1 only envtest.
 MUTATION_STATE ?= $(CURDIR)/.localcluster-mutation
 .PHONY: mutation-check
-mutation-check: manifests $(ENVTEST_DEPS) $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus ## Show that the suites fail against deliberately broken managers (not in CI, ~12 min).
+mutation-check: manifests $(ENVTEST_DEPS) $(CLUSTER_DEPS) localcluster $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus ## Show that the suites fail against deliberately broken managers (not in CI, about 28 min).
 	hack/mutation-check.sh
 
 .PHONY: mutation-e2e
