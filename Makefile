@@ -128,7 +128,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go modul
 # What the project ships is also checked against one release of every older Kubernetes minor
 # from the CSV's minKubeVersion on (the OpenAPI documents of their k8s.io/kubernetes modules);
 # manifestlint fails when a minor is missing.
-KUBECONFORM_OLDER_KUBERNETES ?= v1.30.14,v1.31.14,v1.32.13,v1.33.9,v1.34.4,v1.35.4
+KUBECONFORM_OLDER_KUBERNETES ?= v1.34.4,v1.35.4
 .PHONY: lint-manifests
 lint-manifests: manifests helm-chart $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) ## Check the shipped manifests, the chart and the operator's children with kubeconform (on every Kubernetes minor the bundle supports) and kube-score; fail on an invalid object or a finding hack/kube-score.yaml does not justify.
 	mkdir -p $(LOCALBIN)/manifestlint
@@ -209,7 +209,7 @@ bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computatio
 
 .PHONY: verify
 VERIFY_TOOLS = $(CONTROLLER_GEN) $(CRD_REF_DOCS) $(PROMTOOL) $(KUSTOMIZE) $(OPERATOR_SDK) $(OPM) $(IMAGE_TOOL) $(GOLANGCI_LINT) $(KUBE_SCORE) $(KUBECONFORM)
-verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check check-operatorhub lint lint-manifests helm-chart-check $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
+verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgrade-check crd-cost-check check-operatorhub lint lint-manifests helm-chart-check $(VERIFY_TOOLS) ## Regenerate code, manifests, API reference, bundle, catalog and go.sum; lint; fail if that changes a committed file, the bundle gets a warning, lint finds anything or the operator's dependencies leave the control plane's versions.
 	go mod tidy
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
@@ -219,24 +219,40 @@ verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgr
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
 
-# The minimum Kubernetes version the bundle claims: the CSV's minKubeVersion (1.30.0).
+# The minimum Kubernetes version the bundle claims: the CSV's minKubeVersion (1.34.0).
 # test/bundle checks the CRD's CEL rules hold it (their quantity() calls need 1.29 or later).
 MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml)
 # operator-sdk prints this deprecation notice for the operatorhub validator itself, whatever the bundle.
 OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
+# The CRD as the API server of the bundle's minKubeVersion validates it on create, CEL cost
+# budget included (hack/crdcost, pinned to that release's apiextensions-apiserver): the control
+# plane of the tests is 1.36, and 1.30 to 1.33 refuse the MyApp CRD for the cost of its
+# quantity rules.
+.PHONY: crd-cost-check
+crd-cost-check: manifests ## Fail if the API server of the CSV's minKubeVersion would refuse the MyApp CRD.
+	cd hack/crdcost && go run . -min-kube-version $(MIN_KUBE_VERSION) $(CURDIR)/config/crd/bases/example.com_myapps.yaml
+LINT_MODULES += hack/crdcost
+
 # bundle/ with every image pinned by digest (hack/pinbundle), as a release publishes it and a
-# disconnected cluster installs it: the manager image is built here (image-build), so the digest
-# is the one this commit's image has when built with this Go toolchain. A release publishes
-# this output, built for the published repository; releases/<version> keeps bundle/ as it is,
-# by tag, which the upgrade tests install from managers built here.
-# PINNED_IMAGE_REPO names the repository the pinned CSV pulls the manager from.
+# disconnected cluster installs it. The manager image is built here for PINNED_ARCH, as
+# image-build builds it (a reproducible build: the same Go release gives the same digest), and
+# with PUSH=1 pushed to PINNED_IMAGE_REPO by that digest, so that the bundle names exactly the
+# image published. One architecture: a multi-architecture release would pin its image index,
+# which this project does not build. releases/<version> keeps bundle/ as it is, by tag, which
+# the upgrade tests install from managers built here.
 PINNED_BUNDLE ?= $(LOCALBIN)/bundle-pinned
 PINNED_IMAGE_REPO ?= $(IMAGE_TAG_BASE)
+PINNED_ARCH ?= amd64
+PINNED_MANAGER = $(IMAGES_DIR)/manager-linux-$(PINNED_ARCH)
 .PHONY: bundle-pinned
-bundle-pinned: $(IMAGE_TOOL) ## Write bundle/ pinned by digest to PINNED_BUNDLE: the manager image built here, named in PINNED_IMAGE_REPO, in spec.relatedImages, disconnected "true".
-	@out=$$($(MAKE) --no-print-directory image-build) || { echo "$$out"; exit 1; }; echo "$$out"; \
+bundle-pinned: $(IMAGE_TOOL) ## Write bundle/ pinned by digest to PINNED_BUNDLE: the manager image for PINNED_ARCH built here (PUSH=1 pushes it to PINNED_IMAGE_REPO), in spec.relatedImages, disconnected "true".
+	mkdir -p $(IMAGES_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(PINNED_ARCH) go build -trimpath -o $(PINNED_MANAGER) cmd/main.go
+	@out=$$($(IMAGE_TOOL) build --arch $(PINNED_ARCH) --tag $(PINNED_IMAGE_REPO):v$(VERSION) --add $(PINNED_MANAGER):/manager \
+		--entrypoint /manager --user 65532:65532 --output $(IMAGES_DIR)/manager-pinned.tar $(if $(filter 1,$(PUSH)),--push --by-digest)) \
+		|| { echo "$$out"; exit 1; }; echo "$$out"; \
 	digest=$$(echo "$$out" | sed -n 's/^wrote .* (\(sha256:[0-9a-f]*\)) to .*/\1/p'); \
-	test -n "$$digest" || { echo "no digest in the output of make image-build"; exit 1; }; \
+	test -n "$$digest" || { echo "no digest in the output of the image build"; exit 1; }; \
 	echo "go run ./hack/pinbundle -bundle $(BUNDLE_DIR) -out $(PINNED_BUNDLE) -image $(IMAGE_TAG_BASE):v$(VERSION)=$(PINNED_IMAGE_REPO)@$$digest"; \
 	go run ./hack/pinbundle -bundle $(BUNDLE_DIR) -out $(PINNED_BUNDLE) -image $(IMAGE_TAG_BASE):v$(VERSION)=$(PINNED_IMAGE_REPO)@$$digest
 
@@ -669,7 +685,7 @@ catalog-run:
 	$(MAKE) --no-print-directory bundle-pinned PINNED_IMAGE_REPO=example.com/disconnected/myapp-operator \
 		PINNED_BUNDLE=$(LOCALBIN)/bundle-disconnected || exit 1; \
 	mirror=$$(hack/catalog/disconnected.sh $(IMAGE_TOOL) $(OPM) $(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $$reg \
-		$(LOCALBIN)/bundle-disconnected $(IMAGES_DIR)/manager) || exit 1; \
+		$(LOCALBIN)/bundle-disconnected $(PINNED_MANAGER) $(PINNED_ARCH)) || exit 1; \
 	$(MAKE) --no-print-directory released-manager-images REGISTRY=$$pub; \
 	hack/catalog/push-bundles.sh $(IMAGE_TOOL) $$reg $(BUNDLE_REPO) $(RELEASED_BUNDLES) $(BUNDLE_DIR) >/dev/null; \
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$$pub/myapp-operator-catalog:latest PUSH=1; \
@@ -885,7 +901,8 @@ HELM_TEST_STATE ?= $(CURDIR)/.localcluster-helm
 HELM_TEST_FLAGS ?=
 # The chart is new in 0.3.2; the chart of the previous release is the one hack/helmchart makes
 # from that release's config/ (git history), for its manager image: make test-helm upgrades
-# from it to this chart, the CRD included.
+# from it to this chart, the CRD included. From 0.3.2 on, a release's chart is in its commit:
+# once HELM_PREVIOUS is 0.3.2 or later, take charts/ from git history instead.
 HELM_PREVIOUS := 0.3.1
 HELM_PREVIOUS_CHART := $(LOCALBIN)/chart-$(HELM_PREVIOUS)
 HELM_PREVIOUS_MANAGER := $(IMAGES_DIR)/manager-v$(HELM_PREVIOUS)-$(RELEASE_COMMIT_$(HELM_PREVIOUS))
@@ -908,7 +925,7 @@ helm-run:
 	reg=$$($(LOCALCLUSTER) registry); \
 	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
 	$(IMAGE_TOOL) build --tag $$reg/myapp-operator:v$(HELM_PREVIOUS) --add $(HELM_PREVIOUS_MANAGER):/manager --entrypoint /manager \
-		--user 65532:65532 --push; \
+		--user 65532:65532 --push || exit 1; \
 	CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=v1" -o $(abspath $(IMAGES_DIR))/test-app-v1 ./app; \
 	$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:v1 --add $(IMAGES_DIR)/test-app-v1:/app --entrypoint /app --push; \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_HELM=$(HELM) E2E_CHART=$(CURDIR)/$(HELM_CHART) \

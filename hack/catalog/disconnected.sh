@@ -5,13 +5,13 @@
 # that serves only that bundle, naming it by digest. It prints the catalog image's reference
 # as the cluster names it (example.com/disconnected/myapp-operator-catalog@sha256:...).
 #
-#   disconnected.sh IMAGE_TOOL OPM STATIC_OPM GRPC_HEALTH_PROBE REGISTRY PINNED_BUNDLE MANAGER_BINARY
+#   disconnected.sh IMAGE_TOOL OPM STATIC_OPM GRPC_HEALTH_PROBE REGISTRY PINNED_BUNDLE MANAGER_BINARY ARCH
 #
-# The manager image is built as make image-build builds it, so its digest must be the one the
+# The manager image is built as make bundle-pinned builds it, so its digest must be the one the
 # pinned bundle names; the script fails otherwise.
 set -euo pipefail
 
-image_tool=$1 opm=$2 static_opm=$3 grpc_health_probe=$4 registry=$5 bundle=$6 manager=$7
+image_tool=$1 opm=$2 static_opm=$3 grpc_health_probe=$4 registry=$5 bundle=$6 manager=$7 arch=$8
 mirror=example.com/disconnected
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -20,8 +20,8 @@ csv=$(ls "$bundle"/manifests/*.clusterserviceversion.yaml)
 pinned=$(awk '$1 == "containerImage:" { print $2 }' "$csv")
 case $pinned in "$mirror/myapp-operator@sha256:"*) ;; *) echo "$csv: containerImage $pinned is not pinned in $mirror" >&2; exit 1 ;; esac
 
-out=$("$image_tool" build --tag "$registry/$mirror/myapp-operator:unused" --add "$manager:/manager" --entrypoint /manager \
-	--user 65532:65532 --push --by-digest)
+out=$("$image_tool" build --arch "$arch" --tag "$registry/$mirror/myapp-operator:unused" --add "$manager:/manager" \
+	--entrypoint /manager --user 65532:65532 --push --by-digest)
 [ "${pinned#*@}" = "${out##*@}" ] ||
 	{ echo "the manager image built here is ${out##*@}; the pinned bundle names ${pinned#*@}" >&2; exit 1; }
 echo "manager: $mirror/myapp-operator@${out##*@}" >&2

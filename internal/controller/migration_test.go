@@ -108,6 +108,7 @@ var _ = Describe("The selector migration", func() {
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(g, a, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionFalse))
 		}).Should(Succeed())
+		Expect(getPDB(ns, "web")(Default).Generation).To(Equal(bridgeBudget+1), "the reconciles since left the budget as it was")
 		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElements(examplev1.ReasonSelectorMigration, "Migrated"))
 	})
 })

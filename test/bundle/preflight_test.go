@@ -39,15 +39,7 @@ func TestOperatorHubPreflightStaticChecks(t *testing.T) {
 	bundles := map[string]string{"bundle/": bundleDir}
 	pinned := filepath.Join(t.TempDir(), "pinned")
 	csv := readCSV(t)
-	images := pin.Images{}
-	for _, ref := range imageRefs(csv) {
-		repo, _, _ := strings.Cut(ref, "@")
-		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-			repo = repo[:i]
-		}
-		images[ref] = repo + "@" + fakeDigest
-	}
-	if err := pin.Dir(bundleDir, pinned, images); err != nil {
+	if err := pin.Dir(bundleDir, pinned, fakePins(csv)); err != nil {
 		t.Fatal(err)
 	}
 	bundles["pinned by hack/pinbundle"] = pinned
@@ -63,6 +55,36 @@ func TestOperatorHubPreflightStaticChecks(t *testing.T) {
 	if got := csv.Annotations[disconnected]; got != "false" {
 		t.Errorf("bundle/ names its images by tag, and says disconnected %q; want \"false\"", got)
 	}
+}
+
+func TestPinBundleRefusesToWriteIntoTheBundle(t *testing.T) {
+	// On a copy: a broken guard would delete the bundle it was given.
+	images := fakePins(readCSV(t))
+	copied := filepath.Join(t.TempDir(), "bundle")
+	if err := pin.Dir(bundleDir, copied, images); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{copied, filepath.Join(copied, "manifests")} {
+		if err := pin.Dir(copied, out, images); err == nil || !strings.Contains(err.Error(), "outside the bundle") {
+			t.Errorf("pinning into %s: want a refusal, got %v", out, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(copied, "manifests")); err != nil {
+		t.Errorf("the bundle was harmed: %v", err)
+	}
+}
+
+// fakePins pins every image the CSV names to fakeDigest, in its own repository.
+func fakePins(csv *operatorsv1alpha1.ClusterServiceVersion) pin.Images {
+	images := pin.Images{}
+	for _, ref := range imageRefs(csv) {
+		repo, _, _ := strings.Cut(ref, "@")
+		if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+			repo = repo[:i]
+		}
+		images[ref] = repo + "@" + fakeDigest
+	}
+	return images
 }
 
 func TestPinBundleRefusesAnImageLeftUnpinned(t *testing.T) {

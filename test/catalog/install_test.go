@@ -203,6 +203,23 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 
 		By("starting catalogd and operator-controller out of cluster; they pull example.com/ from the cluster's registry")
 		olm.Start(env["E2E_OLMV1_BIN"], env["E2E_OLMV1_CRDS"], env["E2E_REGISTRY"])
+		// Registered after olm.Start, so it runs first, while OLM v1's controllers still run
+		// and can release their finalizers: the next story starts with none of this spec's
+		// objects, however this one ends.
+		ext := &unstructured.Unstructured{}
+		ext.SetGroupVersionKind(olmv1env.GVK("ClusterExtension"))
+		ext.SetName(olmv1env.Extension)
+		cat := &unstructured.Unstructured{}
+		cat.SetGroupVersionKind(olmv1env.GVK("ClusterCatalog"))
+		cat.SetName(mirrorCatalogName)
+		DeferCleanup(func() {
+			deleteAndWait(ext)
+			Eventually(func() bool {
+				return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
+			}).Should(BeTrue(), "the CRD goes with the ClusterExtension")
+			deleteAndWait(cat)
+			deleteAndWait(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mirrorAppNS}})
+		})
 		olm.ApplyFile(filepath.Join(olmv1Samples, "namespace.yaml"), nil)
 		olm.ApplyFile(filepath.Join(olmv1Samples, "installer-rbac.yaml"), nil)
 
@@ -249,18 +266,7 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		createApps(mirrorAppNS)
 		expectAppsServing(mirrorAppNS)
 
-		By("uninstalling: OLM v1 removes the operator, its CRD and with it the MyApps; the mirror's catalog goes too")
-		ext := &unstructured.Unstructured{}
-		ext.SetGroupVersionKind(olmv1env.GVK("ClusterExtension"))
-		ext.SetName(olmv1env.Extension)
-		deleteAndWait(ext)
-		Eventually(func() bool {
-			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{}))
-		}).Should(BeTrue(), "the CRD goes with the ClusterExtension")
-		cat := &unstructured.Unstructured{}
-		cat.SetGroupVersionKind(olmv1env.GVK("ClusterCatalog"))
-		cat.SetName(mirrorCatalogName)
-		deleteAndWait(cat)
+		By("uninstalling (when the spec ends): OLM v1 removes the operator, its CRD and with it the MyApps; the mirror's catalog and the apps' namespace go too")
 	})
 
 	It("OLM v1: a ClusterCatalog pulls the catalog image, a ClusterExtension installs 0.2.0 and upgrades to the current version with the documented preflight step while two MyApps serve every request", func() {

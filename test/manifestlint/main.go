@@ -194,18 +194,16 @@ func minorOf(version string) (int, error) {
 func moduleDir(modVersion string) (string, error) {
 	cmd := exec.Command("go", "mod", "download", "-json", modVersion)
 	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s: %w", modVersion, err)
-	}
+	// On failure go still prints the JSON, whose Error says why.
+	b, runErr := cmd.Output()
 	var m struct{ Dir, Error string }
 	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf("go mod download %s: %w", modVersion, err)
+		return "", fmt.Errorf("go mod download %s: %w (%v)", modVersion, err, runErr)
 	}
-	if m.Error != "" || m.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: %s", modVersion, m.Error)
+	if runErr != nil || m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("go mod download %s: %s (%v)", modVersion, m.Error, runErr)
 	}
 	return m.Dir, nil
 }

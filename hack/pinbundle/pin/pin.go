@@ -2,8 +2,8 @@
 // ClusterServiceVersion names is pinned by digest, as a release publishes it and as a
 // disconnected (air-gapped) cluster installs it from a mirror.
 //
-// The CSV's Deployments' containers and init containers and its containerImage annotation
-// are rewritten; spec.relatedImages lists every image, by digest, so that mirroring tools (oc
+// The CSV's Deployments' containers and init containers (their images and RELATED_IMAGE_
+// variables) and its containerImage annotation are rewritten; spec.relatedImages lists every image, by digest, so that mirroring tools (oc
 // mirror) copy them; and features.operators.openshift.io/disconnected becomes "true", which is
 // then the truth. An image of the CSV that is not pinned is an error: a bundle pinned only in
 // part cannot install offline. Only the CSV changes; the other files are copied.
@@ -47,14 +47,26 @@ func IsDigestRef(ref string) bool {
 	return ok && isSHA && len(hex) == 64 && strings.Trim(hex, "0123456789abcdef") == ""
 }
 
-// Dir copies the bundle at dir to out with its CSV pinned.
+// Dir copies the bundle at dir to out with its CSV pinned. out is replaced; it may be neither
+// dir nor inside it.
 func Dir(dir, out string, images Images) error {
-	if err := os.RemoveAll(out); err != nil {
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
 		return err
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(absDir, absOut); err != nil || rel == "." || !strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("the output %s must be outside the bundle %s", out, dir)
 	}
 	csvs, err := filepath.Glob(filepath.Join(dir, "manifests", "*.clusterserviceversion.yaml"))
 	if err != nil || len(csvs) != 1 {
 		return fmt.Errorf("%s: want one ClusterServiceVersion in manifests/, found %d (%v)", dir, len(csvs), err)
+	}
+	if err := os.RemoveAll(out); err != nil {
+		return err
 	}
 	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -115,6 +127,15 @@ func CSV(csv []byte, images Images) ([]byte, error) {
 				c, _ := c.(map[string]any)
 				if img, ok := c["image"].(string); ok {
 					c["image"] = pinRef(img, fmt.Sprint(c["name"]))
+				}
+				// An operand image the operator learns from a RELATED_IMAGE_ variable.
+				env, _ := c["env"].([]any)
+				for _, e := range env {
+					e, _ := e.(map[string]any)
+					name, _ := e["name"].(string)
+					if v, ok := e["value"].(string); ok && strings.HasPrefix(name, "RELATED_IMAGE_") {
+						e["value"] = pinRef(v, strings.ToLower(strings.TrimPrefix(name, "RELATED_IMAGE_")))
+					}
 				}
 			}
 		}
