@@ -108,8 +108,9 @@ func validate(path string) ([]string, error) {
 			internal.Status.StoredVersions = []string{v.Name}
 		}
 	}
-	var out []string
-	for _, e := range validation.ValidateCustomResourceDefinition(context.Background(), internal) {
+	errs := validation.ValidateCustomResourceDefinition(context.Background(), internal)
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
 		out = append(out, e.Error())
 	}
 	return out, nil
