@@ -216,7 +216,10 @@ func expectSamePods(want map[types.UID]int32) {
 	Consistently(func(g Gomega) { g.Expect(appPods(g)).To(Equal(want)) }, 5*time.Second, 500*time.Millisecond).Should(Succeed())
 }
 
-var httpClient = &http.Client{Timeout: time.Second}
+// httpClient opens a new connection for every request: a kept-alive connection opened before
+// kube-proxy wrote the Service's rules stays, by its conntrack entry, on whatever answered the
+// cluster IP then (on some networks the host's gateway), and would never reach the app.
+var httpClient = &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 func get(url string) error {
 	resp, err := httpClient.Get(url)

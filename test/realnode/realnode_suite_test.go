@@ -54,8 +54,12 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 })
 
-// httpClient gives up quickly, so that a poll does not hang on an address that drops packets.
-var httpClient = &http.Client{Timeout: 3 * time.Second}
+// httpClient gives up quickly, so that a poll does not hang on an address that drops packets,
+// and opens a new connection for every request, as independent clients do: a kept-alive
+// connection opened before kube-proxy wrote a Service's rules stays, by its conntrack entry,
+// on whatever answered the cluster IP then (on some networks the host's gateway), and a
+// poll would never see the Service.
+var httpClient = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // httpGet returns the body of a 200 answer from url.
 func httpGet(url string) (string, error) {
