@@ -302,11 +302,11 @@ type ResourceRequirements struct {
 // may be set; with neither, the variable is set to the empty string.
 // +kubebuilder:validation:XValidation:rule="!(has(self.value) && has(self.valueFrom))",message="value and valueFrom are mutually exclusive"
 type EnvVar struct {
-	// Name is the variable's name: letters, digits, '_', '-' and '.', not starting with a digit.
+	// Name is the variable's name: printable ASCII characters other than '=', as Kubernetes
+	// accepts since 1.34 (the bundle's minKubeVersion).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z][-._a-zA-Z0-9]*$')",message="must be a valid environment variable name: letters, digits, '_', '-' and '.', not starting with a digit"
-	// +kubebuilder:validation:XValidation:rule="self != '.' && !self.startsWith('..')",message="must not be '.' or start with '..': Kubernetes 1.30 and 1.31 refuse such names"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[ -<>-~]+$')",message="must be a valid environment variable name: printable ASCII characters other than '='"
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Name string `json:"name"`

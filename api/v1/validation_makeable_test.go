@@ -66,10 +66,6 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 		// Probe headers: Kubernetes accepts letters, digits and '-' only.
 		{"probe-header-underscore", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X_Probe","value":"1"}]}}}`, "spec.readinessProbe.httpGet.httpHeaders[0].name", "valid HTTP header name"},
 		{"probe-header-dot", `{"image":"nginx","livenessProbe":{"httpGet":{"httpHeaders":[{"name":"X.Probe","value":"1"}]}}}`, "spec.livenessProbe.httpGet.httpHeaders[0].name", "valid HTTP header name"},
-		// Environment variable names Kubernetes 1.30 and 1.31 refuse.
-		{"env-name-dot", `{"image":"nginx","env":[{"name":"."}]}`, "spec.env[0].name", "must not be '.'"},
-		{"env-name-dot-dot", `{"image":"nginx","env":[{"name":".."}]}`, "spec.env[0].name", "start with '..'"},
-		{"env-name-dot-dot-prefix", `{"image":"nginx","env":[{"name":"..A"}]}`, "spec.env[0].name", "start with '..'"},
 		// Tolerations.
 		{"toleration-exists-with-value", `{"image":"nginx","tolerations":[{"key":"k","operator":"Exists","value":"v"}]}`, "spec.tolerations", "value must be empty when operator is Exists"},
 		{"toleration-seconds-without-no-execute", `{"image":"nginx","tolerations":[{"key":"k","operator":"Exists","effect":"NoSchedule","tolerationSeconds":30}]}`, "spec.tolerations", "effect must be NoExecute when tolerationSeconds is set"},

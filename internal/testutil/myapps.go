@@ -78,6 +78,7 @@ var ValidMyApps = []ValidMyApp{
 	{"key-prefix-253", `{"image":"nginx","podLabels":{"` + prefix253 + `/a":"x"},"podAnnotations":{"` + prefix253 + `/b":"y"},
 			"serviceAnnotations":{"` + prefix253 + `/c":"z"},"nodeSelector":{"` + prefix253 + `/d":"w"},"resources":{"limits":{"hugepages-2Mi":"4Mi","memory":"1Gi"}}}`},
 	{"env-name-dots", `{"image":"nginx","env":[{"name":".A","value":"1"},{"name":"a..b","value":"2"},{"name":"-x.y_z","value":"3"}]}`},
+	{"env-name-relaxed", `{"image":"nginx","env":[{"name":"1ABC","value":"1"},{"name":".","value":"2"},{"name":"..A","value":"3"},{"name":"MY VAR:x","value":"4"},{"name":"~!@#$%^&*()","value":"5"}]}`},
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
 			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64-1) + `"}}`},
