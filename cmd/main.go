@@ -151,6 +151,10 @@ func main() {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)
 	}
+	if err := (&controller.AdmissionPolicyReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		log.Error(err, "Unable to set up the admission policy controller")
+		os.Exit(1)
+	}
 	if certWatcher != nil {
 		utilruntime.Must(mgr.Add(certWatcher))
 	}

@@ -37,17 +37,12 @@ var (
 
 // knownGaps are classes of counterexamples that admission does not refuse yet, each with
 // why it is allowed to stay; a counterexample of such a class is logged instead of failing.
+// None is left: what the CRD's rules cannot check within the cost budget, the operator's
+// admission policy does (internal/admission).
 var knownGaps = []struct {
 	class  *regexp.Regexp
 	reason string
-}{
-	{regexp.MustCompile(`^v1\.Deployment: Invalid \(422\): \S+ spec\.template\.spec\.affinity\.(podAffinity|podAntiAffinity|nodeAffinity)\.\S*(matchExpressions|matchFields|matchLabels|matchLabelKeys|mismatchLabelKeys|namespace|topologyKey|nodeSelectorTerms)`),
-		"the selectors, label keys, namespaces and topology keys inside affinity terms sit in lists nested in lists of an embedded core type, which Kubernetes bounds neither in number nor in length: a CEL rule over them exceeds the API server's cost budget (as for topology spread selectors)"},
-	{regexp.MustCompile(`^v1\.Deployment: Invalid \(422\): \S+ spec\.template\.spec\.topologySpreadConstraints\[\*\]\.(labelSelector|matchLabelKeys)`),
-		"the label selectors and matchLabelKeys of topology spread constraints are lists Kubernetes does not bound in number, inside the core type: even with Kubernetes' bounds on the strings' lengths, a rule on matchExpressions' operators and value counts alone, with no regular expression, exceeds the cost budget 7.5x (measured on kube-apiserver 1.36)"},
-	{regexp.MustCompile(`^v1\.Deployment: Invalid \(422\): \S+ spec\.template\.spec\.securityContext\.sysctls\[\*\]\.name$`),
-		"sysctl names are strings in a list Kubernetes does not bound in number: even with Kubernetes' bound of 253 characters on a name (hack/crdbounds), a regular expression over them exceeds the cost budget 24x (measured on kube-apiserver 1.36)"},
-}
+}{}
 
 func knownGap(class string) string {
 	for _, g := range knownGaps {

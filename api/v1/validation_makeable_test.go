@@ -1,10 +1,19 @@
 package v1_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/admission"
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // refusal is a MyApp that admission must refuse, with the field and the words its error
@@ -155,3 +164,91 @@ func TestAdmissionRefusesWhatKubernetesRefusesInChildren(t *testing.T) {
 
 // prefix254 is a DNS subdomain of 254 characters, one more than a key's prefix may have.
 var prefix254 = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 62)
+
+// TestAdmissionPolicyRefusesWhatKubernetesRefusesInPods: what the CRD's rules cannot check
+// within the API server's cost budget, the operator's admission policy (internal/admission)
+// refuses, naming the field; TestMain installs it as the operator does.
+func TestAdmissionPolicyRefusesWhatKubernetesRefusesInPods(t *testing.T) {
+	const (
+		node = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+		pref = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+	)
+	podTerm := func(term string) string {
+		return `{"image":"nginx","affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[` + term + `]}}}`
+	}
+	weighted := func(term string) string {
+		return `{"image":"nginx","affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"podAffinityTerm":` + term + `}]}}}`
+	}
+	spread := func(c string) string {
+		return `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",` + c + `}]}`
+	}
+	expectRefused(t, []refusal{
+		// Node affinity.
+		{"node-affinity-no-terms", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}}`, node, "at least one node selector term"},
+		{"node-affinity-bad-key", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"bad key","operator":"Exists"}]}]}}}}`, node, "qualified name"},
+		{"node-affinity-in-without-values", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In"}]}]}}}}`, node, "In or NotIn needs values"},
+		{"node-affinity-gt-two-values", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"cores","operator":"Gt","values":["1","2"]}]}]}}}}`, node, "Gt or Lt exactly one"},
+		{"node-affinity-bad-value", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a b"]}]}]}}}}`, node, "label value"},
+		{"node-affinity-field-not-name", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.uid","operator":"In","values":["x"]}]}]}}}}`, node, "metadata.name"},
+		{"node-affinity-field-two-names", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["a","b"]}]}]}}}}`, node, "exactly one node name"},
+		{"node-preference-exists-with-values", `{"image":"nginx","affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"preference":{"matchExpressions":[{"key":"zone","operator":"Exists","values":["a"]}]}}]}}}`, pref, "Exists or DoesNotExist takes none"},
+		// Pod affinity and anti-affinity terms, required and preferred.
+		{"pod-affinity-selector-bad-key", podTerm(`{"topologyKey":"zone","labelSelector":{"matchLabels":{"bad key":"x"}}}`), "spec.affinity", "valid label selectors"},
+		{"pod-affinity-selector-bad-value", weighted(`{"topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["-x"]}]}}`), "spec.affinity", "valid label selectors"},
+		{"pod-affinity-selector-bad-operator", podTerm(`{"topologyKey":"zone","labelSelector":{"matchExpressions":[{"key":"app","operator":"Gt","values":["1"]}]}}`), "spec.affinity", "valid label selectors"},
+		{"pod-affinity-namespace-selector-no-values", podTerm(`{"topologyKey":"zone","namespaceSelector":{"matchExpressions":[{"key":"team","operator":"NotIn"}]}}`), "spec.affinity", "namespaceSelector"},
+		{"pod-affinity-bad-namespace", weighted(`{"topologyKey":"zone","namespaces":["Prod"]}`), "spec.affinity", "namespace names"},
+		{"pod-affinity-bad-topology-key", podTerm(`{"topologyKey":"a/b/c"}`), "spec.affinity", "topologyKey a qualified name"},
+		{"pod-affinity-match-label-keys-without-selector", podTerm(`{"topologyKey":"zone","matchLabelKeys":["pod-template-hash"]}`), "spec.affinity", "need a labelSelector"},
+		{"pod-affinity-match-and-mismatch-key", podTerm(`{"topologyKey":"zone","labelSelector":{},"matchLabelKeys":["team"],"mismatchLabelKeys":["team"]}`), "spec.affinity", "must not share a key"},
+		{"pod-affinity-match-label-key-in-selector", weighted(`{"topologyKey":"zone","labelSelector":{"matchLabels":{"team":"a"}},"matchLabelKeys":["team"]}`), "spec.affinity", "also be a key of the labelSelector"},
+		{"pod-affinity-bad-mismatch-key", podTerm(`{"topologyKey":"zone","labelSelector":{},"mismatchLabelKeys":["-team"]}`), "spec.affinity", "qualified names"},
+		// Topology spread constraints.
+		{"spread-selector-bad-key", spread(`"labelSelector":{"matchLabels":{"a/b/c":"x"}}`), "spec.topologySpreadConstraints", "valid label selector"},
+		{"spread-selector-exists-with-values", spread(`"labelSelector":{"matchExpressions":[{"key":"app","operator":"DoesNotExist","values":["x"]}]}`), "spec.topologySpreadConstraints", "valid label selector"},
+		{"spread-match-label-keys-without-selector", spread(`"matchLabelKeys":["pod-template-hash"]`), "spec.topologySpreadConstraints", "need a labelSelector"},
+		{"spread-match-label-key-in-selector", spread(`"labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},"matchLabelKeys":["app"]`), "spec.topologySpreadConstraints", "must not also be keys"},
+		{"spread-bad-match-label-key", spread(`"labelSelector":{},"matchLabelKeys":["bad key"]`), "spec.topologySpreadConstraints", "qualified names"},
+		// Sysctls.
+		{"sysctl-upper-case", `{"image":"nginx","podSecurityContext":{"sysctls":[{"name":"Net.Core.Somaxconn","value":"1024"}]}}`, "spec.podSecurityContext.sysctls", "sysctl name"},
+		{"sysctl-empty-segment", `{"image":"nginx","podSecurityContext":{"sysctls":[{"name":"net..core","value":"1"}]}}`, "spec.podSecurityContext.sysctls", "sysctl name"},
+		{"sysctl-duplicate", `{"image":"nginx","podSecurityContext":{"sysctls":[{"name":"net.core.somaxconn","value":"1"},{"name":"net.core.somaxconn","value":"2"}]}}`, "spec.podSecurityContext.sysctls", "Duplicate value"},
+	})
+}
+
+// TestAdmissionPolicyLetsStoredMyAppsChange: a MyApp stored before the policy existed, with a
+// field the policy refuses, can still be changed elsewhere (its owner can fix it step by step,
+// and remove a finalizer), as the API server ratchets the CRD's own rules.
+func TestAdmissionPolicyLetsStoredMyAppsChange(t *testing.T) {
+	ctx := context.Background()
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: admission.Name}}
+	// Without the binding, the policy is not in force: the MyApp is stored as before 0.3.2.
+	if err := k8s.Delete(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	stored := `{"image":"nginx","podSecurityContext":{"sysctls":[{"name":"Net.Core.Somaxconn","value":"1024"}]}}`
+	var err error
+	deadline := time.Now().Add(time.Minute)
+	for err = create(t, "stored-before-policy", stored); err != nil && time.Now().Before(deadline); err = create(t, "stored-before-policy", stored) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the MyApp is not stored without the policy's binding: %v", err)
+	}
+	if err := testutil.InstallAdmissionPolicy(ctx, k8s); err != nil {
+		t.Fatal(err)
+	}
+
+	app := &examplev1.MyApp{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "stored-before-policy"}, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Spec.Image = "nginx:1.27"
+	if err := k8s.Update(ctx, app); err != nil {
+		t.Errorf("changing the image of a MyApp stored with a sysctl the policy refuses: %v", err)
+	}
+	app.Spec.PodSecurityContext.Sysctls[0].Value = "2048"
+	if err := k8s.Update(ctx, app); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "sysctl name") {
+		t.Errorf("changing the sysctls and keeping the invalid name: want the policy's refusal, got %v", err)
+	}
+}

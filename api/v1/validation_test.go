@@ -48,7 +48,12 @@ func TestMain(m *testing.M) {
 		scheme := runtime.NewScheme()
 		_ = examplev1.AddToScheme(scheme)
 		_ = clientgoscheme.AddToScheme(scheme)
-		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil {
+		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil && started {
+			// Admission as a cluster has it once the operator ran: the CRD and the operator's
+			// admission policy.
+			err = testutil.InstallAdmissionPolicy(context.Background(), k8s)
+		}
+		if err == nil {
 			code = m.Run()
 		}
 	}

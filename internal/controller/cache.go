@@ -5,17 +5,20 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/admission"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/ssa"
 )
@@ -49,6 +52,7 @@ func WatchNamespaces(value string) []string {
 // no request, so a resync costs the API server nothing.
 func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
+	onlyPolicy := fields.OneTermEqualSelector("metadata.name", admission.Name)
 	opts := cache.Options{
 		SyncPeriod:       &syncPeriod,
 		DefaultTransform: keepOwnManagedFields,
@@ -58,6 +62,9 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
+			// The operator's own admission policy and binding, and nothing of anyone else's.
+			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Field: onlyPolicy},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Field: onlyPolicy},
 		},
 	}
 	if len(namespaces) > 0 {

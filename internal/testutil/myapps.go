@@ -79,6 +79,21 @@ var ValidMyApps = []ValidMyApp{
 			"serviceAnnotations":{"` + prefix253 + `/c":"z"},"nodeSelector":{"` + prefix253 + `/d":"w"},"resources":{"limits":{"hugepages-2Mi":"4Mi","memory":"1Gi"}}}`},
 	{"env-name-dots", `{"image":"nginx","env":[{"name":".A","value":"1"},{"name":"a..b","value":"2"},{"name":"-x.y_z","value":"3"}]}`},
 	{"env-name-relaxed", `{"image":"nginx","env":[{"name":"1ABC","value":"1"},{"name":".","value":"2"},{"name":"..A","value":"3"},{"name":"MY VAR:x","value":"4"},{"name":"~!@#$%^&*()","value":"5"}]}`},
+	// What the admission policy checks, at its edges: a preference may hold values that are
+	// not label values (Kubernetes lets them through), a mismatch key may also be a selector
+	// key, sysctl names may use '/'.
+	{"selectors-at-their-edges", `{"image":"nginx","affinity":{
+			"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+				{"matchExpressions":[{"key":"example.com/cores","operator":"Gt","values":["4"]},{"key":"zone","operator":"NotIn","values":["a","b"]},{"key":"gpu","operator":"DoesNotExist"}]},
+				{"matchFields":[{"key":"metadata.name","operator":"In","values":["node-1.example.com"]}]}]},
+			"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"preference":{"matchExpressions":[{"key":"disk","operator":"In","values":["not a label value!"]}]}}]},
+			"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"topology.kubernetes.io/zone",
+				"labelSelector":{"matchLabels":{"app.kubernetes.io/name":"cache"},"matchExpressions":[{"key":"tier","operator":"In","values":["","a.b_c-d"]}]},
+				"namespaceSelector":{"matchExpressions":[{"key":"team","operator":"Exists"}]},"namespaces":["prod","a-1"],
+				"matchLabelKeys":["pod-template-hash"],"mismatchLabelKeys":["tier"]}}]},
+			"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"kubernetes.io/hostname","labelSelector":{}}]}},
+		"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["pod-template-hash"]}],
+		"podSecurityContext":{"sysctls":[{"name":"net.ipv4.ip_local_port_range","value":"1024 65535"},{"name":"kernel/shm_rmid_forced","value":"1"},{"name":"net.core.somaxconn","value":"1024"}]}}`},
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
 			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64-1) + `"}}`},
