@@ -31,6 +31,7 @@ table=(
 	"stale-carried|"
 	"any-intent-carried|"
 	"budget-blocks-drain|A node drain"
+	"policy-not-restored|"
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "
