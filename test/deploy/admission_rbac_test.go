@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/example/myapp-operator/internal/admission"
 	"github.com/example/myapp-operator/internal/ssa"
@@ -23,22 +21,9 @@ import (
 // create, apply again, list and watch (by name) its admission policy and binding, as the
 // operator's cache and controller do, and nothing else of that kind.
 func TestManagerKeepsOnlyItsAdmissionPolicy(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, which builds kube-apiserver and etcd")
-	}
 	b := buildDefault(t)
 	d := b.deployment
-
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, admin := startAPIServer(t)
 	ctx := context.Background()
 	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.Namespace}}); err != nil {
 		t.Fatal(err)

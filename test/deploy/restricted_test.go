@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -19,21 +20,8 @@ import (
 // a copy of its rules. A pod asking for root in the same namespace must be refused, or the
 // namespace did not enforce anything.
 func TestManagerPassesRestrictedPodSecurity(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, which builds kube-apiserver and etcd")
-	}
 	d := buildDefault(t).deployment
-
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	k8s, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, k8s := startAPIServer(t)
 	ctx := context.Background()
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.Namespace, Labels: map[string]string{
@@ -61,8 +49,28 @@ func TestManagerPassesRestrictedPodSecurity(t *testing.T) {
 	root := d.Spec.Template.Spec.DeepCopy()
 	root.SecurityContext.RunAsNonRoot = nil
 	root.Containers[0].SecurityContext.AllowPrivilegeEscalation = nil
-	err = k8s.Create(ctx, podFrom("as-root", *root), client.DryRunAll)
+	err := k8s.Create(ctx, podFrom("as-root", *root), client.DryRunAll)
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "violates PodSecurity") {
 		t.Errorf("a pod without runAsNonRoot and allowPrivilegeEscalation: false was not refused by Pod Security: %v", err)
 	}
+}
+
+// startAPIServer starts a kube-apiserver and etcd (envtest) for the test, stopped when it
+// ends, and returns its admin config and a client.
+func startAPIServer(t *testing.T) (*rest.Config, client.Client) {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test`, which builds kube-apiserver and etcd")
+	}
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("starting envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	k8s, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, k8s
 }
