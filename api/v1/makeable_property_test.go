@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -122,6 +123,11 @@ func checkMakeable(ctx context.Context, name string, spec map[string]any, migrat
 		if err := dryRunApply(ctx, c.Config, c.Object); err != nil {
 			kind := strings.TrimPrefix(fmt.Sprintf("%T", c.Object), "*")
 			return makeability{accepted: true, classes: refusalClasses(kind, err), refusal: err}, nil
+		}
+		if d, ok := c.Object.(*appsv1.Deployment); ok {
+			if err := dryRunPod(ctx, d); err != nil {
+				return makeability{accepted: true, classes: refusalClasses("v1.Pod", err), refusal: err}, nil
+			}
 		}
 	}
 	return makeability{accepted: true}, nil

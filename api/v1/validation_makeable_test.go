@@ -201,13 +201,18 @@ func TestAdmissionPolicyRefusesWhatKubernetesRefusesInPods(t *testing.T) {
 		{"pod-affinity-bad-topology-key", podTerm(`{"topologyKey":"a/b/c"}`), "spec.affinity", "topologyKey a qualified name"},
 		{"pod-affinity-match-label-keys-without-selector", podTerm(`{"topologyKey":"zone","matchLabelKeys":["pod-template-hash"]}`), "spec.affinity", "need a labelSelector"},
 		{"pod-affinity-match-and-mismatch-key", podTerm(`{"topologyKey":"zone","labelSelector":{},"matchLabelKeys":["team"],"mismatchLabelKeys":["team"]}`), "spec.affinity", "must not share a key"},
-		{"pod-affinity-match-label-key-in-selector", weighted(`{"topologyKey":"zone","labelSelector":{"matchLabels":{"team":"a"}},"matchLabelKeys":["team"]}`), "spec.affinity", "also be a key of the labelSelector"},
+		// The API server adds a key of matchLabelKeys that a pod carries to the pod's selector:
+		// then it must not be there already, nor added twice.
+		{"pod-affinity-match-label-key-in-selector", `{"image":"nginx","podLabels":{"team":"a"},"affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":10,"podAffinityTerm":{"topologyKey":"zone","labelSelector":{"matchLabels":{"team":"a"}},"matchLabelKeys":["team"]}}]}}}`, "spec.affinity", "must appear in neither the labelSelector"},
+		{"pod-affinity-match-label-key-twice", podTerm(`{"topologyKey":"zone","labelSelector":{},"matchLabelKeys":["pod-template-hash","pod-template-hash"]}`), "spec.affinity", "nor matchLabelKeys again"},
+		{"pod-affinity-match-label-key-twice-in-selector", podTerm(`{"topologyKey":"zone","labelSelector":{"matchLabels":{"x":"a"},"matchExpressions":[{"key":"x","operator":"Exists"}]},"matchLabelKeys":["x"]}`), "spec.affinity", "twice in the labelSelector"},
 		{"pod-affinity-bad-mismatch-key", podTerm(`{"topologyKey":"zone","labelSelector":{},"mismatchLabelKeys":["-team"]}`), "spec.affinity", "qualified names"},
 		// Topology spread constraints.
 		{"spread-selector-bad-key", spread(`"labelSelector":{"matchLabels":{"a/b/c":"x"}}`), "spec.topologySpreadConstraints", "valid label selector"},
 		{"spread-selector-exists-with-values", spread(`"labelSelector":{"matchExpressions":[{"key":"app","operator":"DoesNotExist","values":["x"]}]}`), "spec.topologySpreadConstraints", "valid label selector"},
-		{"spread-match-label-keys-without-selector", spread(`"matchLabelKeys":["pod-template-hash"]`), "spec.topologySpreadConstraints", "need a labelSelector"},
-		{"spread-match-label-key-in-selector", spread(`"labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},"matchLabelKeys":["app"]`), "spec.topologySpreadConstraints", "must not also be keys"},
+		{"spread-match-label-key-in-selector", `{"image":"nginx","podLabels":{"app":"web"},"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},"matchLabelKeys":["app"]}]}`, "spec.topologySpreadConstraints", "must appear in neither"},
+		{"spread-match-label-key-in-default-selector", spread(`"matchLabelKeys":["myapp.example.com/name"]`), "spec.topologySpreadConstraints", "must appear in neither"},
+		{"spread-match-label-key-twice", spread(`"matchLabelKeys":["pod-template-hash","pod-template-hash"]`), "spec.topologySpreadConstraints", "nor matchLabelKeys again"},
 		{"spread-bad-match-label-key", spread(`"labelSelector":{},"matchLabelKeys":["bad key"]`), "spec.topologySpreadConstraints", "qualified names"},
 		// Sysctls.
 		{"sysctl-upper-case", `{"image":"nginx","podSecurityContext":{"sysctls":[{"name":"Net.Core.Somaxconn","value":"1024"}]}}`, "spec.podSecurityContext.sysctls", "sysctl name"},

@@ -15,6 +15,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
@@ -30,6 +32,8 @@ func TestMain(m *testing.M) {
 		println("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
 		os.Exit(1)
 	}
+	// The API server's warnings (a pod's, say) go to the test's output.
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,

@@ -75,11 +75,23 @@ func labelSelector(s string) string {
 		" && (!has(e.values) || e.values.all(v, " + labelValue("v") + ")))))"
 }
 
-// selectorHasKey holds when key k is one of selector s's keys, in matchLabels or
-// matchExpressions.
-func selectorHasKey(s, k string) string {
-	return "((has(" + s + ".matchLabels) && " + k + " in " + s + ".matchLabels) || (has(" + s +
-		".matchExpressions) && " + s + ".matchExpressions.exists(e, e.key == " + k + ")))"
+// podHasLabel holds when the MyApp's pods carry label key k: the operator's labels
+// (desired.Labels), the user's podLabels, and the Deployment's pod-template-hash.
+func podHasLabel(k string) string {
+	return "(" + k + " in ['" + desired.LabelName + "', '" + desired.LabelManagedBy + "', '" + desired.LabelSelector +
+		"', 'pod-template-hash'] || (has(object.spec.podLabels) && " + k + " in object.spec.podLabels))"
+}
+
+// matchLabelKeysClash holds when key k of the list keys refuses the pods: ValidateMatchLabelKeysAndMismatchLabelKeys
+// refuses a selector in which a key of matchLabelKeys appears in matchExpressions after it
+// already appeared (in matchLabels, or an earlier expression), and the API server appends to
+// a pod's selector an expression for each key of matchLabelKeys the pod carries, before it
+// validates the pod. matchLabels is a map of the selector's matchLabels, expressions the list
+// of its matchExpressions.
+func matchLabelKeysClash(keys, k, matchLabels, expressions string) string {
+	count := "(size(" + expressions + ".filter(e, e.key == " + k + ")) + (" + podHasLabel(k) + " ? size(" + keys +
+		".filter(x, x == " + k + ")) : 0))"
+	return "(" + count + " >= 1 && (" + k + " in " + matchLabels + " || " + count + " >= 2))"
 }
 
 // nodeSelectorTerm: ValidateNodeSelectorTerm for term t. required says whether the term is
@@ -98,12 +110,16 @@ func nodeSelectorTerm(t string, required bool) string {
 		dnsSubdomain("v") + "))))"
 }
 
-// unchanged holds on an update that leaves the field at path (below object) as it was: a
+// unchanged holds on an update that leaves the fields at paths (below object) as they were: a
 // MyApp stored before the policy existed can still be changed elsewhere, as the API server
 // ratchets the CRD's own rules.
-func unchanged(path string) string {
-	return "(oldObject != null && has(oldObject." + path + ") == has(object." + path + ") && (!has(object." +
-		path + ") || oldObject." + path + " == object." + path + "))"
+func unchanged(paths []string) string {
+	out := "oldObject != null"
+	for _, path := range paths {
+		out += " && has(oldObject." + path + ") == has(object." + path + ") && (!has(object." +
+			path + ") || oldObject." + path + " == object." + path + ")"
+	}
+	return "(" + out + ")"
 }
 
 // podAffinityTerms gathers the pod affinity and anti-affinity terms of a MyApp, required and
@@ -113,15 +129,16 @@ const podAffinityTerms = "object.spec.?affinity.?podAffinity.?requiredDuringSche
 	"object.spec.?affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution.orValue([]) + " +
 	"object.spec.?affinity.?podAntiAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).map(w, w.podAffinityTerm)"
 
-// validation is one rule of the policy: what must hold, which part of the MyApp it guards
-// (it is skipped on an update that leaves that part unchanged), and what the user is told.
+// validation is one rule of the policy: what must hold, which parts of the MyApp it reads
+// (it is skipped on an update that leaves them unchanged), and what the user is told.
 type validation struct {
-	path, rule, message string
+	paths         []string
+	rule, message string
 }
 
 var validations = []validation{
 	{
-		path: "spec.affinity",
+		paths: []string{"spec.affinity"},
 		rule: "!has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || " +
 			"!has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) || " +
 			"(has(object.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) && " +
@@ -135,7 +152,7 @@ var validations = []validation{
 			"take key metadata.name, operator In or NotIn and exactly one node name",
 	},
 	{
-		path: "spec.affinity",
+		paths: []string{"spec.affinity"},
 		rule: "!has(object.spec.affinity) || !has(object.spec.affinity.nodeAffinity) || " +
 			"!has(object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution) || " +
 			"object.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.all(p, " +
@@ -146,7 +163,7 @@ var validations = []validation{
 			"metadata.name, operator In or NotIn and exactly one node name",
 	},
 	{
-		path: "spec.affinity",
+		paths: []string{"spec.affinity"},
 		rule: "variables.podAffinityTerms.all(t, (!has(t.labelSelector) || " + labelSelector("t.labelSelector") +
 			") && (!has(t.namespaceSelector) || " + labelSelector("t.namespaceSelector") + "))",
 		message: "spec.affinity: Invalid value: in every pod affinity and anti-affinity term, labelSelector and " +
@@ -155,7 +172,7 @@ var validations = []validation{
 			"In or NotIn with values, Exists or DoesNotExist without",
 	},
 	{
-		path: "spec.affinity",
+		paths: []string{"spec.affinity"},
 		rule: "variables.podAffinityTerms.all(t, (!has(t.namespaces) || t.namespaces.all(n, " + dnsLabel("n") +
 			")) && " + qualifiedName("t.topologyKey") + ")",
 		message: "spec.affinity: Invalid value: in every pod affinity and anti-affinity term, namespaces must be " +
@@ -163,20 +180,23 @@ var validations = []validation{
 			"topology.kubernetes.io/zone",
 	},
 	{
-		path: "spec.affinity",
+		paths: []string{"spec.affinity", "spec.podLabels"},
 		rule: "variables.podAffinityTerms.all(t, " +
 			"(has(t.labelSelector) || ((!has(t.matchLabelKeys) || size(t.matchLabelKeys) == 0) && " +
 			"(!has(t.mismatchLabelKeys) || size(t.mismatchLabelKeys) == 0))) && " +
 			"(!has(t.matchLabelKeys) || t.matchLabelKeys.all(k, " + qualifiedName("k") +
-			" && !(has(t.mismatchLabelKeys) && k in t.mismatchLabelKeys) && !(has(t.labelSelector) && " +
-			selectorHasKey("t.labelSelector", "k") + "))) && " +
+			" && !(has(t.mismatchLabelKeys) && k in t.mismatchLabelKeys) && !" +
+			matchLabelKeysClash("t.matchLabelKeys", "k", "t.?labelSelector.?matchLabels.orValue({})",
+				"t.?labelSelector.?matchExpressions.orValue([])") + ")) && " +
 			"(!has(t.mismatchLabelKeys) || t.mismatchLabelKeys.all(k, " + qualifiedName("k") + ")))",
 		message: "spec.affinity: Invalid value: in every pod affinity and anti-affinity term, matchLabelKeys and " +
-			"mismatchLabelKeys need a labelSelector, must be qualified names such as app or example.com/team, must not " +
-			"share a key, and a key of matchLabelKeys must not also be a key of the labelSelector",
+			"mismatchLabelKeys need a labelSelector, must be qualified names such as app or example.com/team, and must " +
+			"not share a key; a key of matchLabelKeys that the pods carry (the operator's labels, podLabels, " +
+			"pod-template-hash) must appear in neither the labelSelector nor matchLabelKeys again, and no key of " +
+			"matchLabelKeys may appear twice in the labelSelector",
 	},
 	{
-		path: "spec.topologySpreadConstraints",
+		paths: []string{"spec.topologySpreadConstraints"},
 		rule: "!has(object.spec.topologySpreadConstraints) || object.spec.topologySpreadConstraints.all(c, " +
 			"!has(c.labelSelector) || " + labelSelector("c.labelSelector") + ")",
 		message: "spec.topologySpreadConstraints: Invalid value: every labelSelector must be a valid label selector: " +
@@ -184,15 +204,20 @@ var validations = []validation{
 			"letters, digits, '-', '_' and '.'), operator In or NotIn with values, Exists or DoesNotExist without",
 	},
 	{
-		path: "spec.topologySpreadConstraints",
+		paths: []string{"spec.topologySpreadConstraints", "spec.podLabels"},
+		// Without a labelSelector, the operator gives the constraint the MyApp's own pod selector.
 		rule: "!has(object.spec.topologySpreadConstraints) || object.spec.topologySpreadConstraints.all(c, " +
-			"!has(c.matchLabelKeys) || size(c.matchLabelKeys) == 0 || (has(c.labelSelector) && c.matchLabelKeys.all(k, " +
-			qualifiedName("k") + " && !" + selectorHasKey("c.labelSelector", "k") + ")))",
-		message: "spec.topologySpreadConstraints: Invalid value: matchLabelKeys need a labelSelector, must be " +
-			"qualified names such as app or example.com/team, and must not also be keys of the labelSelector",
+			"!has(c.matchLabelKeys) || c.matchLabelKeys.all(k, " + qualifiedName("k") + " && !" +
+			matchLabelKeysClash("c.matchLabelKeys", "k",
+				"(has(c.labelSelector) ? c.labelSelector.?matchLabels.orValue({}) : {'"+desired.LabelSelector+"': ''})",
+				"c.?labelSelector.?matchExpressions.orValue([])") + "))",
+		message: "spec.topologySpreadConstraints: Invalid value: matchLabelKeys must be qualified names such as " +
+			"app or example.com/team; a key the pods carry (the operator's labels, podLabels, pod-template-hash) must " +
+			"appear in neither the labelSelector (without one, the MyApp's own selector, " + desired.LabelSelector +
+			") nor matchLabelKeys again, and no key of matchLabelKeys may appear twice in the labelSelector",
 	},
 	{
-		path: "spec.podSecurityContext",
+		paths: []string{"spec.podSecurityContext"},
 		rule: "!has(object.spec.podSecurityContext) || !has(object.spec.podSecurityContext.sysctls) || " +
 			"object.spec.podSecurityContext.sysctls.all(s, s.name.matches('" + sysctlNameRE + "'))",
 		message: "spec.podSecurityContext.sysctls: Invalid value: every name must be a sysctl name such as " +
@@ -200,9 +225,9 @@ var validations = []validation{
 			"separated by '.' or '/'",
 	},
 	{
-		path: "spec.podSecurityContext",
+		paths: []string{"spec.podSecurityContext"},
 		rule: "!has(object.spec.podSecurityContext) || !has(object.spec.podSecurityContext.sysctls) || " +
-			"object.spec.podSecurityContext.sysctls.all(s, size(object.spec.podSecurityContext.sysctls.filter(o, o.name == s.name)) == 1)",
+			"object.spec.podSecurityContext.sysctls.all(s, object.spec.podSecurityContext.sysctls.exists_one(o, o.name == s.name))",
 		message: "spec.podSecurityContext.sysctls: Duplicate value: each sysctl name may appear once",
 	},
 }
@@ -225,7 +250,7 @@ func Policy() *admissionregistrationv1ac.ValidatingAdmissionPolicyApplyConfigura
 		WithVariables(admissionregistrationv1ac.Variable().WithName("podAffinityTerms").WithExpression(podAffinityTerms))
 	for _, v := range validations {
 		spec.WithValidations(admissionregistrationv1ac.Validation().
-			WithExpression(unchanged(v.path) + " || " + v.rule).
+			WithExpression(unchanged(v.paths) + " || " + v.rule).
 			WithMessage(v.message).
 			// 422 Invalid, as the CRD's own rules answer, rather than the default 403.
 			WithReason(metav1.StatusReasonInvalid))

@@ -81,7 +81,8 @@ var ValidMyApps = []ValidMyApp{
 	{"env-name-relaxed", `{"image":"nginx","env":[{"name":"1ABC","value":"1"},{"name":".","value":"2"},{"name":"..A","value":"3"},{"name":"MY VAR:x","value":"4"},{"name":"~!@#$%^&*()","value":"5"}]}`},
 	// What the admission policy checks, at its edges: a preference may hold values that are
 	// not label values (Kubernetes lets them through), a mismatch key may also be a selector
-	// key, sysctl names may use '/'.
+	// key, and so may a key of matchLabelKeys that the pods do not carry, which may also repeat;
+	// a spread constraint without a selector gets the MyApp's own; sysctl names may use '/'.
 	{"selectors-at-their-edges", `{"image":"nginx","affinity":{
 			"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
 				{"matchExpressions":[{"key":"example.com/cores","operator":"Gt","values":["4"]},{"key":"zone","operator":"NotIn","values":["a","b"]},{"key":"gpu","operator":"DoesNotExist"}]},
@@ -91,8 +92,11 @@ var ValidMyApps = []ValidMyApp{
 				"labelSelector":{"matchLabels":{"app.kubernetes.io/name":"cache"},"matchExpressions":[{"key":"tier","operator":"In","values":["","a.b_c-d"]}]},
 				"namespaceSelector":{"matchExpressions":[{"key":"team","operator":"Exists"}]},"namespaces":["prod","a-1"],
 				"matchLabelKeys":["pod-template-hash"],"mismatchLabelKeys":["tier"]}}]},
-			"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"kubernetes.io/hostname","labelSelector":{}}]}},
-		"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["pod-template-hash"]}],
+			"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"kubernetes.io/hostname","labelSelector":{}},
+				{"topologyKey":"zone","labelSelector":{"matchLabels":{"team":"a"}},"matchLabelKeys":["team","y","y"]}]}},
+		"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"web"}},"matchLabelKeys":["pod-template-hash"]},
+			{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway","matchLabelKeys":["pod-template-hash"]},
+			{"maxSkew":2,"topologyKey":"rack","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},"matchLabelKeys":["app","x","x"]}],
 		"podSecurityContext":{"sysctls":[{"name":"net.ipv4.ip_local_port_range","value":"1024 65535"},{"name":"kernel/shm_rmid_forced","value":"1"},{"name":"net.core.somaxconn","value":"1024"}]}}`},
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
