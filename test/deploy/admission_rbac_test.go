@@ -18,8 +18,8 @@ import (
 
 // TestManagerKeepsOnlyItsAdmissionPolicy installs config/default's cluster-wide RBAC on a
 // real API server (envtest) and acts as the manager's ServiceAccount: it must be able to
-// create, apply again, list and watch (by name) its admission policy and binding, as the
-// operator's cache and controller do, and nothing else of that kind.
+// create, apply again, list by name and delete its admission policy and binding, as the
+// operator's cache and controller do, and not list every policy or create one of another name.
 func TestManagerKeepsOnlyItsAdmissionPolicy(t *testing.T) {
 	b := buildDefault(t)
 	d := b.deployment
@@ -61,6 +61,17 @@ func TestManagerKeepsOnlyItsAdmissionPolicy(t *testing.T) {
 	}
 	if err := manager.List(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{}, byName); err != nil {
 		t.Errorf("listing the binding by name as the manager: %v", err)
+	}
+
+	// A hand edit a forced apply cannot undo is replaced: delete, then apply.
+	for _, obj := range []client.Object{binding, policy} {
+		uid := obj.GetUID()
+		if err := manager.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil {
+			t.Errorf("deleting the %T as the manager: %v", obj, err)
+		}
+	}
+	if err := ssa.Apply(ctx, manager, admission.Policy(), policy, "myapp-operator", true); err != nil {
+		t.Errorf("applying the admission policy again after deleting it, as the manager: %v", err)
 	}
 
 	// What the grant must not allow: every policy, or a policy of another name.
