@@ -16,11 +16,17 @@
 package admission
 
 import (
+	"maps"
+	"slices"
+	"strings"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
+	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 )
 
@@ -75,11 +81,27 @@ func labelSelector(s string) string {
 		" && (!has(e.values) || e.values.all(v, " + labelValue("v") + ")))))"
 }
 
-// podHasLabel holds when the MyApp's pods carry label key k: the operator's labels
-// (desired.Labels), the user's podLabels, and the Deployment's pod-template-hash.
+// celKeySet writes the keys of a label map the desired package builds as a CEL map, for `in`.
+func celKeySet(labels map[string]string) string {
+	quoted := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		quoted = append(quoted, "'"+k+"': ''")
+	}
+	return "{" + strings.Join(quoted, ", ") + "}"
+}
+
+// podLabelKeys are the keys of the labels the operator puts on every pod, and the
+// Deployment's pod-template-hash.
+var podLabelKeys = func() string {
+	labels := desired.Labels(&examplev1.MyApp{})
+	labels[appsv1.DefaultDeploymentUniqueLabelKey] = ""
+	return celKeySet(labels)
+}()
+
+// podHasLabel holds when the MyApp's pods carry label key k: the operator's labels, the
+// user's podLabels, and the Deployment's pod-template-hash.
 func podHasLabel(k string) string {
-	return "(" + k + " in ['" + desired.LabelName + "', '" + desired.LabelManagedBy + "', '" + desired.LabelSelector +
-		"', 'pod-template-hash'] || (has(object.spec.podLabels) && " + k + " in object.spec.podLabels))"
+	return "(" + k + " in " + podLabelKeys + " || (has(object.spec.podLabels) && " + k + " in object.spec.podLabels))"
 }
 
 // matchLabelKeysClash holds when key k of the list keys refuses the pods: ValidateMatchLabelKeysAndMismatchLabelKeys
@@ -128,6 +150,10 @@ const podAffinityTerms = "object.spec.?affinity.?podAffinity.?requiredDuringSche
 	"object.spec.?affinity.?podAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).map(w, w.podAffinityTerm) + " +
 	"object.spec.?affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution.orValue([]) + " +
 	"object.spec.?affinity.?podAntiAffinity.?preferredDuringSchedulingIgnoredDuringExecution.orValue([]).map(w, w.podAffinityTerm)"
+
+// ownSelectorKeys are the keys of the selector the operator gives a spread constraint that has
+// none: the MyApp's own pod selector.
+var ownSelectorKeys = celKeySet(desired.SelectorLabels(&examplev1.MyApp{}))
 
 // validation is one rule of the policy: what must hold, which parts of the MyApp it reads
 // (it is skipped on an update that leaves them unchanged), and what the user is told.
@@ -209,7 +235,7 @@ var validations = []validation{
 		rule: "!has(object.spec.topologySpreadConstraints) || object.spec.topologySpreadConstraints.all(c, " +
 			"!has(c.matchLabelKeys) || c.matchLabelKeys.all(k, " + qualifiedName("k") + " && !" +
 			matchLabelKeysClash("c.matchLabelKeys", "k",
-				"(has(c.labelSelector) ? c.labelSelector.?matchLabels.orValue({}) : {'"+desired.LabelSelector+"': ''})",
+				"(has(c.labelSelector) ? c.labelSelector.?matchLabels.orValue({}) : "+ownSelectorKeys+")",
 				"c.?labelSelector.?matchExpressions.orValue([])") + "))",
 		message: "spec.topologySpreadConstraints: Invalid value: matchLabelKeys must be qualified names such as " +
 			"app or example.com/team; a key the pods carry (the operator's labels, podLabels, pod-template-hash) must " +
