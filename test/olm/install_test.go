@@ -107,8 +107,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		started = time.Now()
 		m.sub().ApproveAndComplete(currentCSV)
 		m.sub().ExpectSucceeded(currentCSV)
-		m.expectOperatorDeployment(currentImage)
 		m.sub().ExpectCSVGone(csv020)
+		m.expectOperatorDeployment(currentImage)
 		AddReportEntry("OLM upgrade from 0.2.0", time.Since(started).Round(100*time.Millisecond).String())
 
 		By("granting the current version what it newly needs, in its own namespace, and nothing outside it")
@@ -185,8 +185,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			started = time.Now()
 			m.sub().ApproveAndComplete(currentCSV)
 			m.sub().ExpectSucceeded(currentCSV)
-			m.expectOperatorDeployment(currentImage)
 			m.sub().ExpectCSVGone(from.csv)
+			m.expectOperatorDeployment(currentImage)
 			AddReportEntry("OLM upgrade from "+from.version, time.Since(started).Round(100*time.Millisecond).String())
 			m.expectScope()
 			m.expectServes(func() {
@@ -258,8 +258,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.subscribe(&operatorsv1alpha1.SubscriptionSpec{StartingCSV: csv020, InstallPlanApproval: operatorsv1alpha1.ApprovalAutomatic})
 		started := time.Now()
 		m.sub().ExpectSucceeded(currentCSV)
-		m.expectOperatorDeployment(currentImage)
 		m.sub().ExpectCSVGone(csv020)
+		m.expectOperatorDeployment(currentImage)
 		plans := &operatorsv1alpha1.InstallPlanList{}
 		Expect(k8s.List(ctx, plans, client.InNamespace(m.installNS))).To(Succeed())
 		Expect(plans.Items).To(ContainElement(HaveField("Spec.ClusterServiceVersionNames", ContainElement(csv020))),

@@ -88,7 +88,12 @@ func (m installMode) sub() olmv0env.Subscription {
 }
 
 // expectOperatorDeployment checks the Deployment OLM made from the CSV: the version's image,
-// the operator's service account, and the target namespaces handed to the manager.
+// the operator's service account, and the target namespaces handed to the manager. After an
+// upgrade it is awaited once the replaced CSV is gone. A sync of the old CSV that does not yet
+// see its replacement finds no Deployment labelled as its own and reinstalls it (its image, it
+// the only owner); the garbage collector deletes that Deployment with the old CSV, and OLM
+// makes the new CSV's one again. The Deployment can thus be absent for a moment after the new
+// CSV has succeeded.
 func (m installMode) expectOperatorDeployment(image string) {
 	Eventually(func(g Gomega) {
 		d := &appsv1.Deployment{}
@@ -178,7 +183,9 @@ func (m installMode) can(verb, group, resource, ns string) bool {
 // own namespace as POD_NAMESPACE, where its leader election Lease must appear.
 func (m installMode) startManager(bin, version string) *testutil.Process {
 	d := &appsv1.Deployment{}
-	Expect(k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)).To(Succeed())
+	Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: m.installNS, Name: operatorDeploy}, d)
+	}).Should(Succeed(), "%s: OLM's Deployment of the operator", m.name)
 	watch := d.Spec.Template.Annotations["olm.targetNamespaces"]
 
 	cfg, err := clientcmd.LoadFromFile(kubeconfig)
