@@ -9,8 +9,8 @@ SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
 # The operator's version and its release date; the bundle and the catalog take them from here.
-VERSION ?= 0.3.2
-BUNDLE_CREATED_AT ?= 2026-11-25T00:00:00Z
+VERSION ?= 0.4.0
+BUNDLE_CREATED_AT ?= 2026-11-26T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 CONTAINER_TOOL ?= docker
@@ -355,7 +355,7 @@ bundle-push: ## Push the bundle image.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
-RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0 releases/0.3.1
+RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0 releases/0.3.1 releases/0.3.2
 
 # The published repository of the bundle images; catalog/ names each bundle by digest in it.
 BUNDLE_REPO ?= $(IMAGE_TAG_BASE)-bundle
@@ -385,7 +385,7 @@ catalog-from-dirs: $(OPM)
 # preflight) between the CRD of each release a user may upgrade from (the catalog's skipRange
 # lets 0.2.0 jump to the current version) and the current one, with the reviewed exceptions of
 # that upgrade (hack/crdupgrade/from-<release>.yaml).
-UPGRADE_FROM ?= 0.2.0 0.3.0 0.3.1
+UPGRADE_FROM ?= 0.2.0 0.3.0 0.3.1 0.3.2
 CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
 .PHONY: crd-upgrade-check
 crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from a release of UPGRADE_FROM that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
@@ -564,24 +564,27 @@ OLM_FLAGS ?=
 RELEASE_COMMIT_0.2.0 := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
 RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
 RELEASE_COMMIT_0.3.1 := 1aefbf2bf8cc520b00e888e547f1e4ae6d90ee5d
+RELEASE_COMMIT_0.3.2 := 0e8f950c2e2900eef2fa26867ccab611a3662b5d
 released-manager = $(LOCALBIN)/manager-v$(1)-$(RELEASE_COMMIT_$(1))
 MANAGER_0_2_0 := $(call released-manager,0.2.0)
 MANAGER_0_3_0 := $(call released-manager,0.3.0)
 MANAGER_0_3_1 := $(call released-manager,0.3.1)
+MANAGER_0_3_2 := $(call released-manager,0.3.2)
 # Their static builds, for the images of make test-catalog.
 RELEASED_VERSIONS := 0.2.0 0.3.0
 RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
 # One release's build after the other's: at once, both would compile the dependencies they share.
 $(MANAGER_0_3_0): | $(MANAGER_0_2_0)
 $(MANAGER_0_3_1): | $(MANAGER_0_3_0)
+$(MANAGER_0_3_2): | $(MANAGER_0_3_1)
 $(word 2,$(RELEASED_MANAGER_IMAGES)): | $(word 1,$(RELEASED_MANAGER_IMAGES))
 $(LOCALBIN)/manager-v%: | $(LOCALBIN)
 	@echo "Building the manager of release $(firstword $(subst -, ,$*)) from commit $(lastword $(subst -, ,$*)) (once)"
 	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
 		(cd "$$src" && $(GO_TOOL_BUILD) -o $@ ./cmd/main.go)
 .PHONY: test-olm
-TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1)
-test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0 and 0.3.1.
+TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2)
+test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0, 0.3.1 and 0.3.2.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -592,19 +595,19 @@ olm-run:
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
-		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) \
 		go -C test test ./olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
 # cluster against a local cluster of its own; the image tool's registry serves the catalog
 # image and the bundle images; a ClusterCatalog and a ClusterExtension (config/olmv1) install
-# 0.2.0 and upgrade it through 0.3.0 and 0.3.1 to this version, each release's manager serving.
+# 0.2.0 and upgrade it through 0.3.0, 0.3.1 and 0.3.2 to this version, each release's manager serving.
 OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
 .PHONY: test-olmv1
-TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1)
+TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2)
 test-olmv1: build localcluster $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
@@ -613,7 +616,7 @@ olmv1-run:
 	$(LOCALCLUSTER) up
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
 		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
-		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
 		go -C test test ./olmv1/ -v -count=1 -timeout 15m -ginkgo.v
 	$(LOCALCLUSTER) status
@@ -899,20 +902,16 @@ tools: $(HELM)
 # pods replaced (test/helm).
 HELM_TEST_STATE ?= $(CURDIR)/.localcluster-helm
 HELM_TEST_FLAGS ?=
-# The chart is new in 0.3.2; the chart of the previous release is the one hack/helmchart makes
-# from that release's config/ (git history), for its manager image: make test-helm upgrades
-# from it to this chart, the CRD included. From 0.3.2 on, a release's chart is in its commit:
-# once HELM_PREVIOUS is 0.3.2 or later, take charts/ from git history instead.
-HELM_PREVIOUS := 0.3.1
+# The chart of the previous release as its release commit holds it (charts/ in git history),
+# with that release's manager image: make test-helm upgrades from it to this chart, the CRD
+# included.
+HELM_PREVIOUS := 0.3.2
 HELM_PREVIOUS_CHART := $(LOCALBIN)/chart-$(HELM_PREVIOUS)
 HELM_PREVIOUS_MANAGER := $(IMAGES_DIR)/manager-v$(HELM_PREVIOUS)-$(RELEASE_COMMIT_$(HELM_PREVIOUS))
 .PHONY: helm-chart-previous
-helm-chart-previous: $(KUSTOMIZE) ## Generate the chart of release HELM_PREVIOUS from its config/ into bin/chart-<version>.
-	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(RELEASE_COMMIT_$(HELM_PREVIOUS)) config | tar -x -C "$$src" && \
-	$(KUSTOMIZE) build "$$src/config/default" > "$$src/default.yaml" && $(KUSTOMIZE) build "$$src/config/monitoring" > "$$src/monitoring.yaml" && \
-	cd hack/helmchart && go run . -default "$$src/default.yaml" -monitoring "$$src/monitoring.yaml" \
-		-kustomization "$$src/config/default/kustomization.yaml" -version $(HELM_PREVIOUS) -kube-version $(MIN_KUBE_VERSION) \
-		-out $(HELM_PREVIOUS_CHART)
+helm-chart-previous: | $(LOCALBIN) ## Extract the chart of release HELM_PREVIOUS from its release commit into bin/chart-<version>.
+	rm -rf $(HELM_PREVIOUS_CHART) && mkdir -p $(HELM_PREVIOUS_CHART) && \
+	git archive $(RELEASE_COMMIT_$(HELM_PREVIOUS)) $(HELM_CHART) | tar -x --strip-components=2 -C $(HELM_PREVIOUS_CHART)
 
 TEST_HELM_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(HELM) $(HELM_PREVIOUS_MANAGER)
 .PHONY: test-helm

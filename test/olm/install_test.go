@@ -25,8 +25,9 @@ const (
 	csv020         = "myapp-operator.v0.2.0"
 	csv030         = "myapp-operator.v0.3.0"
 	csv031         = "myapp-operator.v0.3.1"
-	currentCSV     = "myapp-operator.v0.3.2"
-	currentImage   = "example.com/myapp-operator:v0.3.2"
+	csv032         = "myapp-operator.v0.3.2"
+	currentCSV     = "myapp-operator.v0.4.0"
+	currentImage   = "example.com/myapp-operator:v0.4.0"
 )
 
 // The four install modes the CSV declares, installed one after another on one cluster, each
@@ -40,6 +41,8 @@ var (
 		targets: []string{"own-030"}, work: []string{"own-030"}, outside: "own-030-outside"}
 	ownNamespaceFrom031 = installMode{name: "OwnNamespace-from-0.3.1", installNS: "own-031",
 		targets: []string{"own-031"}, work: []string{"own-031"}, outside: "own-031-outside"}
+	ownNamespaceFrom032 = installMode{name: "OwnNamespace-from-0.3.2", installNS: "own-032",
+		targets: []string{"own-032"}, work: []string{"own-032"}, outside: "own-032-outside"}
 	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
 		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
 	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
@@ -154,6 +157,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 	}{
 		{ownNamespaceFrom030, "0.3.0", csv030, func() string { return manager030Bin }},
 		{ownNamespaceFrom031, "0.3.1", csv031, func() string { return manager031Bin }},
+		{ownNamespaceFrom032, "0.3.2", csv032, func() string { return manager032Bin }},
 	} {
 		It("OwnNamespace: installs "+from.version+" and upgrades to the current version with MyApps served throughout, no pod replaced", func() {
 			m := from.mode

@@ -114,27 +114,49 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			g.Expect(pods).To(HaveLen(2), "the pods of the privileged template only")
 		}).Should(Succeed())
 
-		// The current version bounds every integer to what the operator's types hold, and
-		// mirrors Kubernetes' validation of the pod template in CEL rules
+		// 0.3.2 bounds every integer to what the operator's types hold, and mirrors
+		// Kubernetes' validation of the pod template in CEL rules
 		// (hack/crdupgrade/from-0.3.1.yaml): v1.2.0's preflight refuses each new maximum (which
 		// it prints as a float) and names each changed rule as an unknown change.
-		By("upgrading to the current version with the preflight back at its default: refused for the bounds and the stricter CEL rules")
-		expectPreflightRefuses(currentVersion, "0.3.1",
+		By("upgrading to 0.3.2 with the preflight back at its default: refused for the bounds and the stricter CEL rules")
+		expectPreflightRefuses("0.3.2", "0.3.1",
 			`field "^.spec.replicas": maximum: constraint 2.147483647e+09 added when there were no restrictions previously`,
 			`field "^.spec.tolerations" has unknown change`, `field "^.spec.securityContext" has unknown change`)
 
 		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade from 0.3.1", upgradeWithPreflightRelaxed(currentVersion))
+		AddReportEntry("OLM v1 upgrade to 0.3.2", upgradeWithPreflightRelaxed("0.3.2"))
 		expectReady(2)
 
-		// A scale proves the current manager has reconciled the MyApp (Ready for the new
-		// generation) and keeps the pod template: a template it changed would have replaced
-		// the two pods before the MyApp got Ready.
-		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		// A scale proves a manager has reconciled the MyApp (Ready for the new generation) and
+		// kept the pod template: a template it changed would have replaced the pods before the
+		// MyApp got Ready.
+		By("running 0.3.2's manager with 0.3.2's permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-0.3.2", env["E2E_MANAGER_0_3_2"])
 		expectReady(2)
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))).To(Succeed())
 		expectReady(3)
+		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
+		expectNoRefusal(manager)
+		Eventually(func(g Gomega) {
+			pods = podUIDs(g)
+			g.Expect(pods).To(HaveLen(3))
+		}).Should(Succeed())
+
+		// The current version's CRD keeps 0.3.2's rules (hack/crdupgrade/from-0.3.2.yaml lists
+		// no exception), so the default preflight lets the upgrade through.
+		By("upgrading to the current version with the preflight at its default")
+		started = time.Now()
+		olm.PatchExtension(`{"spec":{"install":null,"source":{"catalog":{"version":"` + currentVersion + `"}}}}`)
+		olm.ExpectInstalled(currentVersion)
+		expectOperatorDeployment("example.com/myapp-operator:v" + currentVersion)
+		AddReportEntry("OLM v1 upgrade from 0.3.2", time.Since(started).Round(100*time.Millisecond).String())
+		expectReady(3)
+
+		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		expectReady(3)
+		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":4}}`)))).To(Succeed())
+		expectReady(4)
 		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
 		expectNoRefusal(manager)
 	})
@@ -197,7 +219,7 @@ func podUIDs(g Gomega) []string {
 }
 
 // currentVersion is the version of bundle/, the channel's head.
-const currentVersion = "0.3.2"
+const currentVersion = "0.4.0"
 
 // expectNoRefusal fails if the manager was ever refused a request (its RBAC falls short).
 func expectNoRefusal(manager *testutil.Process) {
