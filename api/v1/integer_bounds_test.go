@@ -59,6 +59,7 @@ var requiredFillers = map[string]any{
 	"operator":          "Exists",
 	"name":              "x",
 	"value":             "v",
+	"resource":          "limits.memory",
 }
 
 // siblingFillers are what the object holding an integer needs beside it for admission to

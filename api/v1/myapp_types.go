@@ -18,6 +18,9 @@ const (
 
 // MyAppSpec is the desired state of a stateless application: one container image run by a
 // Deployment, exposed by a Service, and optionally scaled by a HorizontalPodAutoscaler.
+// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="the preStop sleep must not exceed terminationGracePeriodSeconds (30 when left out)",fieldPath=".lifecycle.preStop.sleep.seconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || has(self.progressDeadlineSeconds) || self.minReadySeconds < 600",message="must be less than progressDeadlineSeconds (600 when left out)",fieldPath=".minReadySeconds"
 type MyAppSpec struct {
 	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
 	// application to zero (the MyApp is then Ready with 0 of 0 pods). While autoscaling is
@@ -66,6 +69,16 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Environment variables"
 	Env []EnvVar `json:"env,omitempty"`
+
+	// EnvFrom makes every key of a ConfigMap or Secret in the MyApp's namespace an
+	// environment variable of the container, each source's names optionally behind a prefix.
+	// A variable of env wins over one of the same name from here; of two sources, the later
+	// one wins. The kubelet skips a key that is not a valid variable name, with an event.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Environment from ConfigMaps and Secrets"
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
 
 	// ServiceType is how the Service is exposed: ClusterIP, NodePort or LoadBalancer.
 	// Defaults to ClusterIP.
@@ -179,6 +192,32 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Image pull secrets"
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
+	// AutomountServiceAccountToken, when false, keeps the ServiceAccount's API token out of
+	// the pods, for an app that never calls the Kubernetes API; true mounts it. Left out, the
+	// pod template does not say and the ServiceAccount decides (Kubernetes mounts the token
+	// unless the ServiceAccount says otherwise).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Mount the service account token",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	AutomountServiceAccountToken *bool `json:"automountServiceAccountToken,omitempty"`
+
+	// TerminationGracePeriodSeconds is how long a pod has to stop, from the start of its
+	// preStop hook to SIGKILL. Left out, the Deployment's own value stands (Kubernetes
+	// defaults it to 30); the operator sets 30 when a preStop hook is set without it, so that
+	// the hook's sleep is checked against a known period.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Termination grace period (seconds)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
+	// Lifecycle holds the container's preStop hook, which runs before the container gets
+	// SIGTERM: a sleep of a few seconds lets the Service's endpoints drop the pod before the
+	// app stops taking requests. The sleep must fit in terminationGracePeriodSeconds (30
+	// when left out); the operator's admission policy refuses one that does not.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Lifecycle hooks"
+	Lifecycle *Lifecycle `json:"lifecycle,omitempty"`
+
 	// PodLabels are extra labels on the pods. The operator's own pod labels
 	// (app.kubernetes.io/name, app.kubernetes.io/managed-by and keys under
 	// myapp.example.com/) cannot be set here.
@@ -260,6 +299,26 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Rolling update"
 	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
 
+	// MinReadySeconds is how long a new pod must be ready, without a container crashing,
+	// before it counts as available. Left out, the Deployment's own value stands (Kubernetes
+	// defaults it to 0).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Min ready seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+
+	// ProgressDeadlineSeconds is how long a rollout may go without progress before the
+	// Deployment reports it failed (ProgressDeadlineExceeded), which makes the MyApp Stalled.
+	// It must exceed minReadySeconds. Left out, the Deployment's own value stands
+	// (Kubernetes defaults it to 600); the operator sets 600 when minReadySeconds is set
+	// without it, so that the pair is checked together.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Progress deadline seconds",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+
 	// PodDisruptionBudget, when set, makes the operator keep a PodDisruptionBudget for the
 	// pods, named after the MyApp. Removing the field removes the budget.
 	// +optional
@@ -323,9 +382,10 @@ type EnvVar struct {
 	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
 }
 
-// EnvVarSource names the key of a Secret or a ConfigMap in the MyApp's namespace; exactly
-// one of the two is set.
-// +kubebuilder:validation:XValidation:rule="has(self.secretKeyRef) != has(self.configMapKeyRef)",message="exactly one of secretKeyRef and configMapKeyRef must be set"
+// EnvVarSource is where a variable's value comes from: a key of a Secret or a ConfigMap in
+// the MyApp's namespace, a field of the pod, or a resource of the container (the downward
+// API). Exactly one is set.
+// +kubebuilder:validation:XValidation:rule="(has(self.secretKeyRef) ? 1 : 0) + (has(self.configMapKeyRef) ? 1 : 0) + (has(self.fieldRef) ? 1 : 0) + (has(self.resourceFieldRef) ? 1 : 0) == 1",message="exactly one of secretKeyRef, configMapKeyRef, fieldRef and resourceFieldRef must be set"
 type EnvVarSource struct {
 	// SecretKeyRef selects a key of a Secret.
 	// +optional
@@ -336,6 +396,88 @@ type EnvVarSource struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="ConfigMap key"
 	ConfigMapKeyRef *KeySelector `json:"configMapKeyRef,omitempty"`
+
+	// FieldRef selects a field of the pod: metadata.name, metadata.namespace, metadata.uid,
+	// metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName,
+	// spec.serviceAccountName, status.hostIP, status.hostIPs, status.podIP or status.podIPs.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod field"
+	FieldRef *ObjectFieldSelector `json:"fieldRef,omitempty"`
+
+	// ResourceFieldRef selects a limit or request of the container: limits.cpu,
+	// limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory,
+	// requests.ephemeral-storage, or limits.hugepages-<size> and requests.hugepages-<size>.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Container resource"
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+}
+
+// ObjectFieldSelector selects a field of the pod, in the core shape.
+type ObjectFieldSelector struct {
+	// APIVersion is the version of the schema the path is written in: v1, the default.
+	// +kubebuilder:validation:Enum=v1
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// FieldPath is the path of the field.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=350
+	// +kubebuilder:validation:XValidation:rule=`self in ['metadata.name', 'metadata.namespace', 'metadata.uid', 'spec.nodeName', 'spec.serviceAccountName', 'status.hostIP', 'status.hostIPs', 'status.podIP', 'status.podIPs'] || self.matches("^metadata[.]labels[[]'([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'[]]$") || self.matches("^metadata[.]annotations[[]'([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?([.][a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'[]]$")`,message="must be metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, status.hostIP, status.hostIPs, status.podIP or status.podIPs, with a key that is a qualified name"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('metadata.') || !self.contains('/') || self.indexOf('/') <= self.indexOf('[') + 255",message="the key's prefix must have at most 253 characters"
+	// +required
+	FieldPath string `json:"fieldPath"`
+}
+
+// ResourceFieldSelector selects a limit or request of the application's container, in the
+// core shape without containerName (it is always the application's container).
+// +kubebuilder:validation:XValidation:rule="!has(self.divisor) || (self.resource.endsWith('.cpu') ? string(self.divisor) in ['1', '1m'] : string(self.divisor) in ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei'])",message="must be 1 or 1m for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others",fieldPath=".divisor"
+type ResourceFieldSelector struct {
+	// Resource is limits.<name> or requests.<name>, for cpu, memory, ephemeral-storage or
+	// hugepages-<size>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self in ['limits.cpu', 'limits.memory', 'limits.ephemeral-storage', 'requests.cpu', 'requests.memory', 'requests.ephemeral-storage'] || self.startsWith('limits.hugepages-') || self.startsWith('requests.hugepages-')",message="must be limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, requests.ephemeral-storage, or limits. or requests. followed by hugepages-<size>"
+	// +required
+	Resource string `json:"resource"`
+
+	// Divisor is the unit the value is given in: 1 or 1m for cpu; 1, 1k, 1M, 1G, 1T, 1P, 1E,
+	// 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others. Defaults to 1.
+	// +optional
+	Divisor *Quantity `json:"divisor,omitempty"`
+}
+
+// EnvFromSource is a ConfigMap or a Secret whose every key becomes an environment variable;
+// exactly one of configMapRef and secretRef is set.
+// +kubebuilder:validation:XValidation:rule="has(self.configMapRef) != has(self.secretRef)",message="exactly one of configMapRef and secretRef must be set"
+type EnvFromSource struct {
+	// Prefix is put before the name of each variable of the source.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[ -<>-~]*$')",message="must be printable ASCII characters other than '=', as an environment variable name"
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// ConfigMapRef names the ConfigMap.
+	// +optional
+	ConfigMapRef *EnvFromReference `json:"configMapRef,omitempty"`
+
+	// SecretRef names the Secret.
+	// +optional
+	SecretRef *EnvFromReference `json:"secretRef,omitempty"`
+}
+
+// EnvFromReference names a ConfigMap or a Secret in the MyApp's namespace.
+type EnvFromReference struct {
+	// Name is the object's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
+	// +required
+	Name string `json:"name"`
+
+	// Optional lets the pods start while the object is missing; otherwise a pod waits for it
+	// (CreateContainerConfigError).
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
 }
 
 // KeySelector names one key of a Secret or ConfigMap.

@@ -183,7 +183,9 @@ var (
 	// plausibleStrings are accepted by most string fields of the schema.
 	plausibleStrings = []string{"a", "web", "zone", "app", "1", "kubernetes.io/hostname", "topology.kubernetes.io/zone",
 		"example.com/tier", "In", "Exists", "Equal", "NoSchedule", "NoExecute", "DoNotSchedule", "ScheduleAnyway",
-		"RuntimeDefault", "Localhost", "profiles/p.json", "/healthz", "HTTP"}
+		"RuntimeDefault", "Localhost", "profiles/p.json", "/healthz", "HTTP",
+		// The downward API's paths, which a field of the pod or the container names.
+		"metadata.name", "status.podIP", "metadata.labels['app']", "metadata.annotations['Example.com/x']", "limits.memory", "requests.cpu"}
 	// numericStrings are what a field that holds a number or a string (quantities, percents)
 	// mostly gets.
 	numericStrings = []string{"0", "1", "2", "0.5", "1.5", "-1", "1m", "500m", "2000m", "1k", "2Mi", "64Mi", "1Gi",

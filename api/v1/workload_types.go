@@ -134,6 +134,38 @@ type ExecProbe struct {
 	Command []string `json:"command"`
 }
 
+// Lifecycle holds the hooks of the application's container.
+type Lifecycle struct {
+	// PreStop runs when a pod is to stop, before its container gets SIGTERM.
+	// +optional
+	PreStop *LifecycleHandler `json:"preStop,omitempty"`
+}
+
+// LifecycleHandler is what a hook does: exactly one of exec, httpGet and sleep.
+// +kubebuilder:validation:XValidation:rule="(has(self.exec) ? 1 : 0) + (has(self.httpGet) ? 1 : 0) + (has(self.sleep) ? 1 : 0) == 1",message="exactly one of exec, httpGet and sleep must be set"
+type LifecycleHandler struct {
+	// Exec runs a command in the container.
+	// +optional
+	Exec *ExecProbe `json:"exec,omitempty"`
+
+	// HTTPGet sends an HTTP GET to the container (path "/" and the MyApp's port by default).
+	// +optional
+	HTTPGet *HTTPGetProbe `json:"httpGet,omitempty"`
+
+	// Sleep waits, without needing a shell or a sleep binary in the image.
+	// +optional
+	Sleep *SleepAction `json:"sleep,omitempty"`
+}
+
+// SleepAction waits for a number of seconds.
+type SleepAction struct {
+	// Seconds is how long to wait: from 0 to terminationGracePeriodSeconds.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	// +required
+	Seconds int64 `json:"seconds"`
+}
+
 // RollingUpdate controls how a new pod template replaces the old pods. Each value is a number
 // of pods or a percentage of the replicas ("25%"); they must not both be 0, however written
 // (0, "0%", "00%"). Left out, each takes the Deployment default of 25%.

@@ -18,6 +18,16 @@ const (
 	DefaultTargetCPUUtilizationPercentage int32 = 80
 )
 
+// The Kubernetes defaults of fields a MyApp leaves to the Deployment while it sets none of a
+// pair: once it sets one, the builders apply both, so that the pair Kubernetes checks together
+// (a preStop sleep within the grace period; a progress deadline above minReadySeconds) is the
+// pair admission checked, whatever someone else wrote into the Deployment.
+const (
+	DefaultTerminationGracePeriodSeconds int64 = 30
+	DefaultMinReadySeconds               int32 = 0
+	DefaultProgressDeadlineSeconds       int32 = 600
+)
+
 // DefaultRunAsNonRoot, DefaultSeccompProfile, DefaultAllowPrivilegeEscalation and
 // DefaultDropCapabilities are the security settings the "restricted" Pod Security Standard
 // requires; a MyApp's securityContext and podSecurityContext override them field by field.

@@ -59,6 +59,17 @@ func Deployment(app *examplev1.MyApp, migrating bool) (*appsv1ac.DeploymentApply
 			WithRollingUpdate(rolling))
 	}
 
+	if app.Spec.MinReadySeconds != nil || app.Spec.ProgressDeadlineSeconds != nil {
+		minReady := valueOr(app.Spec.MinReadySeconds, DefaultMinReadySeconds)
+		deadline := valueOr(app.Spec.ProgressDeadlineSeconds, DefaultProgressDeadlineSeconds)
+		if deadline <= minReady {
+			// Admission refuses this; an object stored before the rule says what to change.
+			return nil, &InvalidSpecError{Field: "spec.progressDeadlineSeconds",
+				Message: fmt.Sprintf("must exceed minReadySeconds (%d); it is %d", minReady, deadline)}
+		}
+		spec.WithMinReadySeconds(minReady).WithProgressDeadlineSeconds(deadline)
+	}
+
 	d := appsv1ac.Deployment(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
 		WithOwnerReferences(ownerReference(app)).

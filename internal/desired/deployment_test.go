@@ -149,6 +149,60 @@ func TestDeploymentInvalidSpec(t *testing.T) {
 	}
 }
 
+// TestDeploymentTiming: minReadySeconds and progressDeadlineSeconds are applied as a pair
+// once the MyApp sets either, the other at its Kubernetes default; set neither, and the
+// Deployment's own values stand. A pair that Kubernetes would refuse (stored before the
+// rule) is an InvalidSpecError naming the field.
+func TestDeploymentTiming(t *testing.T) {
+	cases := map[string]struct {
+		minReady, deadline *int32
+		want               *[2]int32 // minReadySeconds, progressDeadlineSeconds; nil: neither sent
+		invalid            bool
+	}{
+		"neither":                             {},
+		"min ready only":                      {minReady: ptr(int32(5)), want: &[2]int32{5, DefaultProgressDeadlineSeconds}},
+		"deadline only":                       {deadline: ptr(int32(60)), want: &[2]int32{DefaultMinReadySeconds, 60}},
+		"both":                                {minReady: ptr(int32(10)), deadline: ptr(int32(11)), want: &[2]int32{10, 11}},
+		"deadline too soon":                   {minReady: ptr(int32(10)), deadline: ptr(int32(10)), invalid: true},
+		"min ready past the default deadline": {minReady: ptr(int32(600)), invalid: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			d, err := Deployment(newApp(func(a *examplev1.MyApp) {
+				a.Spec.MinReadySeconds, a.Spec.ProgressDeadlineSeconds = tc.minReady, tc.deadline
+			}), false)
+			if tc.invalid {
+				var invalid *InvalidSpecError
+				g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
+				g.Expect(invalid.Field).To(Equal("spec.progressDeadlineSeconds"))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			if tc.want == nil {
+				g.Expect(d.Spec.MinReadySeconds).To(BeNil())
+				g.Expect(d.Spec.ProgressDeadlineSeconds).To(BeNil())
+				return
+			}
+			g.Expect(*d.Spec.MinReadySeconds).To(Equal(tc.want[0]))
+			g.Expect(*d.Spec.ProgressDeadlineSeconds).To(Equal(tc.want[1]))
+		})
+	}
+}
+
+// TestPreStopSleepOverGrace: a sleep longer than the grace period (stored before the rule)
+// is an InvalidSpecError naming the field, never a template the API server refuses.
+func TestPreStopSleepOverGrace(t *testing.T) {
+	g := NewWithT(t)
+	_, err := Deployment(newApp(func(a *examplev1.MyApp) {
+		a.Spec.Lifecycle = &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 31}}}
+	}), false)
+	var invalid *InvalidSpecError
+	g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
+	g.Expect(invalid.Field).To(Equal("spec.lifecycle.preStop.sleep.seconds"))
+	g.Expect(invalid.Message).To(ContainSubstring("(30)"))
+}
+
 // TestBuildersAreDeterministic guards the steady state: the same MyApp must always give the
 // same intent, or every resync would change the children.
 func TestBuildersAreDeterministic(t *testing.T) {

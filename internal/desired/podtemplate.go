@@ -35,6 +35,12 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 	for _, s := range app.Spec.ImagePullSecrets {
 		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
 	}
+	if app.Spec.AutomountServiceAccountToken != nil {
+		spec.WithAutomountServiceAccountToken(*app.Spec.AutomountServiceAccountToken)
+	}
+	if grace, ok := terminationGracePeriod(app); ok {
+		spec.WithTerminationGracePeriodSeconds(grace)
+	}
 	if len(app.Spec.NodeSelector) > 0 {
 		spec.WithNodeSelector(stringMap(app.Spec.NodeSelector))
 	}
@@ -65,7 +71,21 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 		c.WithArgs(app.Spec.Args...)
 	}
 	if len(app.Spec.Env) > 0 {
-		c.WithEnv(envVars(app.Spec.Env)...)
+		env, err := envVars(app.Spec.Env)
+		if err != nil {
+			return nil, err
+		}
+		c.WithEnv(env...)
+	}
+	for _, from := range app.Spec.EnvFrom {
+		c.WithEnvFrom(envFromSource(from))
+	}
+	pre, err := preStop(app)
+	if err != nil {
+		return nil, err
+	}
+	if pre != nil {
+		c.WithLifecycle(corev1ac.Lifecycle().WithPreStop(pre))
 	}
 	res, err := resources(app.Spec.Resources)
 	if err != nil {
@@ -150,18 +170,7 @@ func probe(p *examplev1.Probe, app *examplev1.MyApp) *corev1ac.ProbeApplyConfigu
 	namedPort := intstr.FromString(PortName)
 	switch {
 	case p.HTTPGet != nil:
-		path := p.HTTPGet.Path
-		if path == "" {
-			path = "/"
-		}
-		get := corev1ac.HTTPGetAction().WithPath(path).WithPort(valueOr(p.HTTPGet.Port, namedPort))
-		if p.HTTPGet.Scheme != "" {
-			get.WithScheme(corev1.URIScheme(p.HTTPGet.Scheme))
-		}
-		for _, h := range p.HTTPGet.HTTPHeaders {
-			get.WithHTTPHeaders(corev1ac.HTTPHeader().WithName(h.Name).WithValue(h.Value))
-		}
-		out.WithHTTPGet(get)
+		out.WithHTTPGet(httpGet(p.HTTPGet))
 	case p.TCPSocket != nil:
 		out.WithTCPSocket(corev1ac.TCPSocketAction().WithPort(valueOr(p.TCPSocket.Port, namedPort)))
 	case p.GRPC != nil:
@@ -189,6 +198,61 @@ func probe(p *examplev1.Probe, app *examplev1.MyApp) *corev1ac.ProbeApplyConfigu
 		out.WithFailureThreshold(*p.FailureThreshold)
 	}
 	return out
+}
+
+// httpGet is an HTTP GET of a probe or a hook: path "/" and the container's port by default.
+func httpGet(h *examplev1.HTTPGetProbe) *corev1ac.HTTPGetActionApplyConfiguration {
+	path := h.Path
+	if path == "" {
+		path = "/"
+	}
+	get := corev1ac.HTTPGetAction().WithPath(path).WithPort(valueOr(h.Port, intstr.FromString(PortName)))
+	if h.Scheme != "" {
+		get.WithScheme(corev1.URIScheme(h.Scheme))
+	}
+	for _, hd := range h.HTTPHeaders {
+		get.WithHTTPHeaders(corev1ac.HTTPHeader().WithName(hd.Name).WithValue(hd.Value))
+	}
+	return get
+}
+
+// terminationGracePeriod is the grace period the pod template states, if any: the MyApp's,
+// or the Kubernetes default once a preStop hook is set, so that the hook is always checked
+// against the period the pods get.
+func terminationGracePeriod(app *examplev1.MyApp) (int64, bool) {
+	if app.Spec.TerminationGracePeriodSeconds != nil {
+		return *app.Spec.TerminationGracePeriodSeconds, true
+	}
+	if app.Spec.Lifecycle != nil && app.Spec.Lifecycle.PreStop != nil {
+		return DefaultTerminationGracePeriodSeconds, true
+	}
+	return 0, false
+}
+
+// preStop is the container's preStop hook, or nil. A sleep longer than the grace period is
+// refused here as admission refuses it, for an object stored before the rule.
+func preStop(app *examplev1.MyApp) (*corev1ac.LifecycleHandlerApplyConfiguration, error) {
+	if app.Spec.Lifecycle == nil || app.Spec.Lifecycle.PreStop == nil {
+		return nil, nil
+	}
+	h := app.Spec.Lifecycle.PreStop
+	out := corev1ac.LifecycleHandler()
+	switch {
+	case h.Sleep != nil:
+		grace, _ := terminationGracePeriod(app)
+		if h.Sleep.Seconds < 0 || h.Sleep.Seconds > grace {
+			return nil, &InvalidSpecError{Field: "spec.lifecycle.preStop.sleep.seconds",
+				Message: fmt.Sprintf("must be from 0 to terminationGracePeriodSeconds (%d)", grace)}
+		}
+		out.WithSleep(corev1ac.SleepAction().WithSeconds(h.Sleep.Seconds))
+	case h.Exec != nil:
+		out.WithExec(corev1ac.ExecAction().WithCommand(h.Exec.Command...))
+	case h.HTTPGet != nil:
+		out.WithHTTPGet(httpGet(h.HTTPGet))
+	default:
+		return nil, &InvalidSpecError{Field: "spec.lifecycle.preStop", Message: "exactly one of exec, httpGet and sleep must be set"}
+	}
+	return out, nil
 }
 
 // placement copies tolerations, affinity and topology spread constraints onto the pod spec.
@@ -236,25 +300,63 @@ func convert[T any](field string, in any) (*T, error) {
 	return out, nil
 }
 
-func envVars(env []examplev1.EnvVar) []*corev1ac.EnvVarApplyConfiguration {
+// envVars are the container's variables. A divisor that is not a quantity (stored before a
+// rule refused it) is an InvalidSpecError rather than a panic.
+func envVars(env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, error) {
 	out := make([]*corev1ac.EnvVarApplyConfiguration, 0, len(env))
-	for _, e := range env {
+	for i, e := range env {
 		v := corev1ac.EnvVar().WithName(e.Name)
+		from := e.ValueFrom
 		switch {
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			ref := e.ValueFrom.SecretKeyRef
+		case from != nil && from.SecretKeyRef != nil:
 			v.WithValueFrom(corev1ac.EnvVarSource().WithSecretKeyRef(
-				corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.Key)))
-		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
-			ref := e.ValueFrom.ConfigMapKeyRef
+				corev1ac.SecretKeySelector().WithName(from.SecretKeyRef.Name).WithKey(from.SecretKeyRef.Key)))
+		case from != nil && from.ConfigMapKeyRef != nil:
 			v.WithValueFrom(corev1ac.EnvVarSource().WithConfigMapKeyRef(
-				corev1ac.ConfigMapKeySelector().WithName(ref.Name).WithKey(ref.Key)))
+				corev1ac.ConfigMapKeySelector().WithName(from.ConfigMapKeyRef.Name).WithKey(from.ConfigMapKeyRef.Key)))
+		case from != nil && from.FieldRef != nil:
+			v.WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(
+				corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(from.FieldRef.FieldPath)))
+		case from != nil && from.ResourceFieldRef != nil:
+			sel := corev1ac.ResourceFieldSelector().WithResource(from.ResourceFieldRef.Resource)
+			if d := from.ResourceFieldRef.Divisor; d != nil {
+				q, err := resource.ParseQuantity(string(*d))
+				if err != nil {
+					return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.env[%d].valueFrom.resourceFieldRef.divisor", i),
+						Message: fmt.Sprintf("%q is not a Kubernetes quantity", string(*d))}
+				}
+				sel.WithDivisor(q)
+			}
+			v.WithValueFrom(corev1ac.EnvVarSource().WithResourceFieldRef(sel))
 		case e.Value != nil && *e.Value != "":
 			// An empty value is stored as no value; sending it would differ from what the
 			// child holds at every comparison.
 			v.WithValue(*e.Value)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+// envFromSource is one ConfigMap or Secret whose keys become variables.
+func envFromSource(from examplev1.EnvFromSource) *corev1ac.EnvFromSourceApplyConfiguration {
+	out := corev1ac.EnvFromSource()
+	if from.Prefix != "" {
+		out.WithPrefix(from.Prefix)
+	}
+	if ref := from.ConfigMapRef; ref != nil {
+		cm := corev1ac.ConfigMapEnvSource().WithName(ref.Name)
+		if ref.Optional != nil {
+			cm.WithOptional(*ref.Optional)
+		}
+		out.WithConfigMapRef(cm)
+	}
+	if ref := from.SecretRef; ref != nil {
+		sec := corev1ac.SecretEnvSource().WithName(ref.Name)
+		if ref.Optional != nil {
+			sec.WithOptional(*ref.Optional)
+		}
+		out.WithSecretRef(sec)
 	}
 	return out
 }

@@ -95,6 +95,72 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(pod.Spec.TopologySpreadConstraints[0].LabelSelector.MatchLabels).To(Equal(map[string]string{LabelSelector: "web"}))
 			},
 		},
+		"fields the MyApp leaves out stay out of the template, so that an upgrade replaces no pod": {
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(c.EnvFrom).To(BeEmpty())
+				g.Expect(c.Lifecycle).To(BeNil())
+				g.Expect(pod.Spec.AutomountServiceAccountToken).To(BeNil())
+				g.Expect(pod.Spec.TerminationGracePeriodSeconds).To(BeNil())
+			},
+		},
+		"env from ConfigMaps and Secrets, pod fields and container resources": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Env = []examplev1.EnvVar{
+					{Name: "POD", ValueFrom: &examplev1.EnvVarSource{FieldRef: &examplev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+					{Name: "MEM", ValueFrom: &examplev1.EnvVarSource{ResourceFieldRef: &examplev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: ptr(examplev1.Quantity("1Mi"))}}},
+					{Name: "CPU", ValueFrom: &examplev1.EnvVarSource{ResourceFieldRef: &examplev1.ResourceFieldSelector{Resource: "requests.cpu"}}},
+				}
+				a.Spec.EnvFrom = []examplev1.EnvFromSource{
+					{ConfigMapRef: &examplev1.EnvFromReference{Name: "web-config"}},
+					{Prefix: "DB_", SecretRef: &examplev1.EnvFromReference{Name: "db", Optional: ptr(true)}},
+				}
+			},
+			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*c.Env[0].ValueFrom.FieldRef.FieldPath).To(Equal("metadata.name"))
+				g.Expect(*c.Env[0].ValueFrom.FieldRef.APIVersion).To(Equal("v1"))
+				g.Expect(*c.Env[1].ValueFrom.ResourceFieldRef.Resource).To(Equal("limits.memory"))
+				g.Expect(c.Env[1].ValueFrom.ResourceFieldRef.Divisor.String()).To(Equal("1Mi"))
+				g.Expect(c.Env[2].ValueFrom.ResourceFieldRef.Divisor).To(BeNil(), "no divisor: the API server's default")
+				g.Expect(c.EnvFrom).To(HaveLen(2))
+				g.Expect(*c.EnvFrom[0].ConfigMapRef.Name).To(Equal("web-config"))
+				g.Expect(c.EnvFrom[0].ConfigMapRef.Optional).To(BeNil())
+				g.Expect(c.EnvFrom[0].Prefix).To(BeNil())
+				g.Expect(*c.EnvFrom[1].Prefix).To(Equal("DB_"))
+				g.Expect(*c.EnvFrom[1].SecretRef.Name).To(Equal("db"))
+				g.Expect(*c.EnvFrom[1].SecretRef.Optional).To(BeTrue())
+			},
+		},
+		"the token mount and the grace period as the MyApp says": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.AutomountServiceAccountToken = ptr(false)
+				a.Spec.TerminationGracePeriodSeconds = ptr(int64(45))
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*pod.Spec.AutomountServiceAccountToken).To(BeFalse())
+				g.Expect(*pod.Spec.TerminationGracePeriodSeconds).To(Equal(int64(45)))
+				g.Expect(c.Lifecycle).To(BeNil())
+			},
+		},
+		"a preStop sleep gets the default grace period stated beside it": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Lifecycle = &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 30}}}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*c.Lifecycle.PreStop.Sleep.Seconds).To(Equal(int64(30)))
+				g.Expect(*pod.Spec.TerminationGracePeriodSeconds).To(Equal(DefaultTerminationGracePeriodSeconds))
+			},
+		},
+		"a preStop HTTP GET takes the probe's defaults; exec runs the command": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Lifecycle = &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{HTTPGet: &examplev1.HTTPGetProbe{}}}
+				a.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(*c.Lifecycle.PreStop.HTTPGet.Path).To(Equal("/"))
+				g.Expect(*c.Lifecycle.PreStop.HTTPGet.Port).To(Equal(intstr.FromString(PortName)))
+				g.Expect(*pod.Spec.TerminationGracePeriodSeconds).To(BeZero(), "the MyApp's grace period, even 0")
+			},
+		},
 		"an empty env value is sent as no value": {
 			mutate: func(a *examplev1.MyApp) { a.Spec.Env = []examplev1.EnvVar{{Name: "EMPTY", Value: ptr("")}} },
 			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {

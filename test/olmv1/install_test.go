@@ -142,14 +142,15 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			g.Expect(pods).To(HaveLen(3))
 		}).Should(Succeed())
 
-		// The current version's CRD keeps 0.3.2's rules (hack/crdupgrade/from-0.3.2.yaml lists
-		// no exception), so the default preflight lets the upgrade through.
-		By("upgrading to the current version with the preflight at its default")
-		started = time.Now()
-		olm.PatchExtension(`{"spec":{"install":null,"source":{"catalog":{"version":"` + currentVersion + `"}}}}`)
-		olm.ExpectInstalled(currentVersion)
-		expectOperatorDeployment("example.com/myapp-operator:v" + currentVersion)
-		AddReportEntry("OLM v1 upgrade from 0.3.2", time.Since(started).Round(100*time.Millisecond).String())
+		// The current version adds rules over its new fields at the spec's level and loosens
+		// env valueFrom to four sources (hack/crdupgrade/from-0.3.2.yaml): v1.2.0's preflight
+		// names both as unknown changes.
+		By("upgrading to the current version with the preflight back at its default: refused for the changed rules")
+		expectPreflightRefuses(currentVersion, "0.3.2",
+			`field "^.spec" has unknown change`, `field "^.spec.env.items.valueFrom" has unknown change`)
+
+		By("upgrading with the documented step")
+		AddReportEntry("OLM v1 upgrade from 0.3.2", upgradeWithPreflightRelaxed(currentVersion))
 		expectReady(3)
 
 		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
