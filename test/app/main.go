@@ -1,7 +1,9 @@
 // Command app is the tiny HTTP application the real-node tests run under a MyApp. It answers
 // `/` with a line naming itself and its version (set at build time with
-// -ldflags "-X main.version=..."), and `/readyz` and `/healthz` with "ok". It writes no file,
-// so it runs as any user on a read-only root filesystem.
+// -ldflags "-X main.version=..."), `/env?name=NAME` with the value of its environment
+// variable NAME (404 when unset), so a test sees what the pod was given, and `/readyz` and
+// `/healthz` with "ok". It writes no file, so it runs as any user on a read-only root
+// filesystem.
 //
 //	app [--port N] [--shutdown-delay D]
 //
@@ -41,6 +43,14 @@ func main() {
 			return
 		}
 		_, _ = fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
+	})
+	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
+		value, set := os.LookupEnv(r.URL.Query().Get("name"))
+		if !set {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = fmt.Fprint(w, value)
 	})
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") }
 	mux.HandleFunc("/readyz", ok)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/traffic"
 )
 
 const (
@@ -88,10 +89,7 @@ func expectAppsServing(ns string) []string {
 	return urls
 }
 
-func trafficGet(url string) error {
-	t := &traffic{url: url}
-	return t.get()
-}
+func trafficGet(url string) error { return traffic.Get(url) }
 
 // appPods are the pods of one app that are not terminating.
 func appPods(g Gomega, ns, name string) []corev1.Pod {
@@ -168,19 +166,19 @@ func requestReconcile(ns string) {
 }
 
 // startAppTraffic starts a stream of requests to each URL.
-func startAppTraffic(urls []string) []*traffic {
-	streams := make([]*traffic, 0, len(urls))
+func startAppTraffic(urls []string) []*traffic.Stream {
+	streams := make([]*traffic.Stream, 0, len(urls))
 	for _, u := range urls {
-		streams = append(streams, startTraffic(u, requestsPerSecond, trafficLimit))
+		streams = append(streams, traffic.Start(u, requestsPerSecond, trafficLimit))
 	}
 	return streams
 }
 
 // stopAppTraffic stops the streams, reports them under what, and fails if they measured
 // nothing, did not cover the story, or failed above the threshold.
-func stopAppTraffic(what string, streams []*traffic, started time.Time) {
+func stopAppTraffic(what string, streams []*traffic.Stream, started time.Time) {
 	for _, s := range streams {
-		r := s.stop()
+		r := s.Stop()
 		AddReportEntry(what+" traffic", r.String())
 		GinkgoWriter.Println(what, r.String())
 		Expect(r.Truncated).To(BeFalse(), "the stream reached its limit before the story ended: %s", r)

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,12 +102,7 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		Eventually(httpGet).WithArguments(serviceURL).Should(ContainSubstring("myapp test app " + appVersions[0]))
 
 		By("changing the image to the app's next version")
-		Eventually(func(g Gomega) {
-			latest := &examplev1.MyApp{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), latest)).To(Succeed())
-			latest.Spec.Image = v2
-			g.Expect(k8s.Update(ctx, latest)).To(Succeed())
-		}).Should(Succeed())
+		setImage(app, v2)
 		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
 		for uid := range after {
 			Expect(before).NotTo(HaveKey(uid), "pod %s was not replaced", uid)
@@ -262,6 +258,22 @@ patches:
 	deployedManifests = manifests
 }
 
+// deployOperatorAgain deploys config/default for a container that may run after the OLM story.
+// Applying it again is harmless when the operator's container has done it, and needed when
+// this one runs after it (Ginkgo shuffles top-level containers), which removes the kustomize
+// deployment, CRD included, for OLM: it waits until the CRD is gone rather than apply over one
+// being deleted.
+func deployOperatorAgain() {
+	Eventually(func(g Gomega) {
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		err := k8s.Get(ctx, types.NamespacedName{Name: "myapps.example.com"}, crd)
+		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+		g.Expect(err == nil && crd.DeletionTimestamp != nil).To(BeFalse(), "the MyApp CRD is being deleted")
+	}).Should(Succeed())
+	deployOperator()
+}
+
 // kubectlPath is the kubectl built for the cluster, E2E_KUBECTL.
 func kubectlPath() string {
 	p := os.Getenv("E2E_KUBECTL")
@@ -312,6 +324,16 @@ func expectReadyAndAnswering(ns, name, version string, want int) map[types.UID]c
 		byUID[p.UID] = p
 	}
 	return byUID
+}
+
+// setImage changes the MyApp's image, as a user's edit would, retrying on a conflict.
+func setImage(app *examplev1.MyApp, image string) {
+	Eventually(func(g Gomega) {
+		latest := &examplev1.MyApp{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), latest)).To(Succeed())
+		latest.Spec.Image = image
+		g.Expect(k8s.Update(ctx, latest)).To(Succeed())
+	}).Should(Succeed())
 }
 
 // podsOf lists the pods a Deployment selects, terminating ones included.

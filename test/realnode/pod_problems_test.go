@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,20 +22,7 @@ import (
 // container (CreateContainerConfigError). The operator reads that from the pods, never from
 // the Secrets, and says it on the MyApp.
 var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label("realnode", "pod-problems"), func() {
-	BeforeAll(func() {
-		// Applying config/default again is harmless when the other container has done it, and
-		// needed when this one runs after it (Ginkgo shuffles top-level containers), which
-		// removes the kustomize deployment, CRD included, for OLM: wait until the CRD is gone
-		// rather than apply over one being deleted.
-		Eventually(func(g Gomega) {
-			crd := &metav1.PartialObjectMetadata{}
-			crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-			err := k8s.Get(ctx, types.NamespacedName{Name: "myapps.example.com"}, crd)
-			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-			g.Expect(err == nil && crd.DeletionTimestamp != nil).To(BeFalse(), "the MyApp CRD is being deleted")
-		}).Should(Succeed())
-		deployOperator()
-	})
+	BeforeAll(deployOperatorAgain)
 
 	It("reports a missing Secret and a missing ConfigMap with the kubelet's reason, one event each, recovers once they exist, while a neighbour reconciles on", func() {
 		ns := newNamespace()

@@ -1,0 +1,126 @@
+package realnode
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/traffic"
+)
+
+var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode", "settings"), func() {
+	BeforeAll(deployOperatorAgain)
+
+	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, no API token; a rollout with a preStop sleep drops no request", func() {
+		ns := newNamespace()
+		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
+		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-settings"},
+			Data: map[string]string{"GREETING": "hello from a ConfigMap", "MODE": "from the ConfigMap"}})).To(Succeed())
+		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-secret"},
+			StringData: map[string]string{"TOKEN": "s3cret"}})).To(Succeed())
+
+		app := &examplev1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort),
+				Resources: &examplev1.ResourceRequirements{Limits: map[corev1.ResourceName]examplev1.Quantity{"memory": "64Mi"}},
+				Env: []examplev1.EnvVar{
+					{Name: "POD_NAME", ValueFrom: &examplev1.EnvVarSource{FieldRef: &examplev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+					{Name: "NODE", ValueFrom: &examplev1.EnvVarSource{FieldRef: &examplev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+					{Name: "MEMORY_MIB", ValueFrom: &examplev1.EnvVarSource{ResourceFieldRef: &examplev1.ResourceFieldSelector{
+						Resource: "limits.memory", Divisor: ptr.To(examplev1.Quantity("1Mi"))}}},
+					{Name: "APP_MODE", Value: ptr.To("from env, which wins")},
+				},
+				EnvFrom: []examplev1.EnvFromSource{
+					{Prefix: "APP_", ConfigMapRef: &examplev1.EnvFromReference{Name: "web-settings"}},
+					{SecretRef: &examplev1.EnvFromReference{Name: "web-secret"}},
+					{ConfigMapRef: &examplev1.EnvFromReference{Name: "not-there", Optional: ptr.To(true)}},
+				},
+				AutomountServiceAccountToken:  ptr.To(false),
+				TerminationGracePeriodSeconds: ptr.To[int64](20),
+				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 5}}},
+			},
+		}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+
+		By("asking each pod what the kubelet gave it")
+		pods := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+		for _, p := range pods {
+			env := func(name string) string {
+				body, err := httpGet(fmt.Sprintf("http://%s:%d/env?name=%s", p.Status.PodIP, appPort, url.QueryEscape(name)))
+				Expect(err).NotTo(HaveOccurred(), "variable %s of pod %s", name, p.Name)
+				return body
+			}
+			Expect(env("APP_GREETING")).To(Equal("hello from a ConfigMap"))
+			Expect(env("APP_MODE")).To(Equal("from env, which wins"))
+			Expect(env("TOKEN")).To(Equal("s3cret"))
+			Expect(env("POD_NAME")).To(Equal(p.Name))
+			Expect(env("NODE")).To(Equal(realNodeName))
+			Expect(env("MEMORY_MIB")).To(Equal("64"))
+
+			Expect(p.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
+			for _, m := range p.Spec.Containers[0].VolumeMounts {
+				Expect(m.MountPath).NotTo(HavePrefix("/var/run/secrets/kubernetes.io"), "pod %s mounts the API token", p.Name)
+			}
+			Expect(p.Spec.TerminationGracePeriodSeconds).To(HaveValue(BeEquivalentTo(20)))
+		}
+
+		By("deleting a pod: it keeps answering on its own address through its preStop sleep, then stops")
+		// The check that tells the hook apart: without it the app gets SIGTERM as soon as the
+		// kubelet sees the delete, and stops listening (1.7 s after the delete, measured here
+		// with the hook removed); with it, 5 s later.
+		var victim corev1.Pod
+		for _, p := range pods {
+			victim = p
+			break
+		}
+		podURL := fmt.Sprintf("http://%s:%d/readyz", victim.Status.PodIP, appPort)
+		Expect(k8s.Delete(ctx, &victim)).To(Succeed())
+		deleted := time.Now()
+		var lastAnswer time.Time
+		Eventually(func() error {
+			if _, err := httpGet(podURL); err == nil {
+				lastAnswer = time.Now()
+				return fmt.Errorf("pod %s still answers", victim.Name)
+			}
+			return nil
+		}).WithPolling(100 * time.Millisecond).Should(Succeed())
+		Expect(lastAnswer.Sub(deleted)).To(BeNumerically(">=", 4*time.Second),
+			"pod %s stopped answering %s after its delete; its preStop sleeps 5 s", victim.Name, lastAnswer.Sub(deleted))
+		pods = expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+
+		By("rolling to the next version under traffic through the Service")
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
+		serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
+		Eventually(traffic.Get).WithArguments(serviceURL).Should(Succeed())
+		const perSecond = 20
+		started := time.Now()
+		stream := traffic.Start(serviceURL, perSecond, 3*time.Minute)
+		setImage(app, v2)
+		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
+		// The old pods are gone only once their sleep and shutdown are over; the requests sent
+		// until then count.
+		Eventually(func(g Gomega) {
+			list := &corev1.PodList{}
+			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(len(after)), "old pods still terminating")
+		}).Should(Succeed())
+		report := stream.Stop()
+		AddReportEntry("traffic through a rollout with a preStop sleep", report.String())
+		Expect(report.Truncated).To(BeFalse(), "the stream ended before the rollout: %s", report)
+		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
+		Expect(report.Failed).To(BeZero(), "%s", report)
+		for uid := range after {
+			Expect(pods).NotTo(HaveKey(uid))
+		}
+	})
+})
