@@ -60,6 +60,8 @@ var requiredFillers = map[string]any{
 	"name":              "x",
 	"value":             "v",
 	"resource":          "limits.memory",
+	"path":              "p",
+	"secretName":        "s",
 }
 
 // siblingFillers are what the object holding an integer needs beside it for admission to

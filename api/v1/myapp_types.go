@@ -19,6 +19,7 @@ const (
 // MyAppSpec is the desired state of a stateless application: one container image run by a
 // Deployment, exposed by a Service, and optionally scaled by a HorizontalPodAutoscaler.
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="the preStop sleep must not exceed terminationGracePeriodSeconds (30 when left out)",fieldPath=".lifecycle.preStop.sleep.seconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every mount must name a volume of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || has(self.progressDeadlineSeconds) || self.minReadySeconds < 600",message="must be less than progressDeadlineSeconds (600 when left out)",fieldPath=".minReadySeconds"
 type MyAppSpec struct {
@@ -79,6 +80,25 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Environment from ConfigMaps and Secrets"
 	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
+
+	// Volumes are volumes the pods may mount: a ConfigMap, a Secret, an emptyDir or a
+	// PersistentVolumeClaim of the MyApp's namespace, each in the core shape. Names are unique
+	// DNS labels; at most 32.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Volumes"
+	Volumes []Volume `json:"volumes,omitempty"`
+
+	// VolumeMounts mount volumes of spec.volumes into the container, each at an absolute
+	// path of its own; at most 32.
+	// +listType=map
+	// +listMapKey=mountPath
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Volume mounts"
+	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 
 	// ServiceType is how the Service is exposed: ClusterIP, NodePort or LoadBalancer.
 	// Defaults to ClusterIP.

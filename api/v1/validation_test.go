@@ -211,6 +211,28 @@ func TestAdmissionRejects(t *testing.T) {
 		{"min-ready-over-default-deadline", `{"image":"nginx","minReadySeconds":600}`, "spec.minReadySeconds", "600 when left out"},
 		{"progress-deadline-zero", `{"image":"nginx","progressDeadlineSeconds":0}`, "spec.progressDeadlineSeconds", "greater than or equal to 1"},
 		{"min-ready-negative", `{"image":"nginx","minReadySeconds":-1}`, "spec.minReadySeconds", "greater than or equal to 0"},
+		{"volume-no-source", `{"image":"nginx","volumes":[{"name":"v"}]}`, "spec.volumes[0]", "exactly one of configMap, secret, emptyDir and persistentVolumeClaim"},
+		{"volume-two-sources", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{},"configMap":{"name":"c"}}]}`, "spec.volumes[0]", "exactly one of configMap, secret, emptyDir and persistentVolumeClaim"},
+		{"volume-host-path", `{"image":"nginx","volumes":[{"name":"v","hostPath":{"path":"/etc"}}]}`, "spec.volumes[0].hostPath", "unknown field"},
+		{"volume-bad-name", `{"image":"nginx","volumes":[{"name":"My_Volume","emptyDir":{}}]}`, "spec.volumes[0].name", "DNS label"},
+		{"volume-name-too-long", `{"image":"nginx","volumes":[{"name":"` + strings.Repeat("v", 64) + `","emptyDir":{}}]}`, "spec.volumes[0].name", ""},
+		{"volume-duplicate-name", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}},{"name":"v","emptyDir":{}}]}`, "spec.volumes[1]", "Duplicate value"},
+		{"volume-too-many", `{"image":"nginx","volumes":[` + manyVolumes(33) + `]}`, "spec.volumes", "must have at most 32 items"},
+		{"volume-config-map-bad-name", `{"image":"nginx","volumes":[{"name":"v","configMap":{"name":"Bad_Name"}}]}`, "spec.volumes[0].configMap.name", "valid object name"},
+		{"volume-item-absolute-path", `{"image":"nginx","volumes":[{"name":"v","configMap":{"name":"c","items":[{"key":"k","path":"/etc/x"}]}}]}`, "spec.volumes[0].configMap.items[0].path", "relative path"},
+		{"volume-item-dotdot-path", `{"image":"nginx","volumes":[{"name":"v","secret":{"secretName":"s","items":[{"key":"k","path":"a/../../x"}]}}]}`, "spec.volumes[0].secret.items[0].path", "relative path"},
+		{"volume-item-leading-dots", `{"image":"nginx","volumes":[{"name":"v","secret":{"secretName":"s","items":[{"key":"k","path":"..data"}]}}]}`, "spec.volumes[0].secret.items[0].path", "not starting with '..'"},
+		{"volume-item-mode-too-high", `{"image":"nginx","volumes":[{"name":"v","configMap":{"name":"c","items":[{"key":"k","path":"p","mode":512}]}}]}`, "spec.volumes[0].configMap.items[0].mode", "less than or equal to 511"},
+		{"volume-default-mode-negative", `{"image":"nginx","volumes":[{"name":"v","secret":{"secretName":"s","defaultMode":-1}}]}`, "spec.volumes[0].secret.defaultMode", "greater than or equal to 0"},
+		{"volume-empty-dir-bad-medium", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{"medium":"HugePages"}}]}`, "spec.volumes[0].emptyDir.medium", "Unsupported value"},
+		{"volume-empty-dir-negative-size", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{"sizeLimit":"-1Gi"}}]}`, "spec.volumes[0].emptyDir.sizeLimit", "non-negative"},
+		{"volume-claim-no-name", `{"image":"nginx","volumes":[{"name":"v","persistentVolumeClaim":{"readOnly":true}}]}`, "spec.volumes[0].persistentVolumeClaim.claimName", "Required"},
+		{"mount-unknown-volume", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}}],"volumeMounts":[{"name":"w","mountPath":"/w"}]}`, "spec.volumeMounts", "every mount must name a volume of spec.volumes"},
+		{"mount-without-volumes", `{"image":"nginx","volumeMounts":[{"name":"w","mountPath":"/w"}]}`, "spec.volumeMounts", "every mount must name a volume of spec.volumes"},
+		{"mount-relative-path", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}}],"volumeMounts":[{"name":"v","mountPath":"tmp"}]}`, "spec.volumeMounts[0].mountPath", "absolute path"},
+		{"mount-two-on-one-path", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}},{"name":"w","emptyDir":{}}],"volumeMounts":[{"name":"v","mountPath":"/tmp"},{"name":"w","mountPath":"/tmp"}]}`, "spec.volumeMounts[1]", "Duplicate value"},
+		{"mount-sub-path-escapes", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}}],"volumeMounts":[{"name":"v","mountPath":"/v","subPath":"../x"}]}`, "spec.volumeMounts[0].subPath", "relative path"},
+		{"mount-sub-path-absolute", `{"image":"nginx","volumes":[{"name":"v","emptyDir":{}}],"volumeMounts":[{"name":"v","mountPath":"/v","subPath":"/x"}]}`, "spec.volumeMounts[0].subPath", "relative path"},
 		{"unknown-field", `{"image":"nginx","replica":3}`, "spec.replica", "unknown field"},
 		{"name.with.dots", `{"image":"nginx"}`, "metadata.name", "names the MyApp's Service"},
 		{strings.Repeat("a", 64), `{"image":"nginx"}`, "metadata.name", ""},
@@ -276,6 +298,15 @@ func manyResources(n int) string {
 	items := make([]string, n)
 	for i := range items {
 		items[i] = fmt.Sprintf(`"example.com/r%d":"1"`, i)
+	}
+	return strings.Join(items, ",")
+}
+
+// manyVolumes is n distinct emptyDir volumes as JSON list items.
+func manyVolumes(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"v%d","emptyDir":{}}`, i)
 	}
 	return strings.Join(items, ",")
 }

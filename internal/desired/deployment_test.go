@@ -203,6 +203,18 @@ func TestPreStopSleepOverGrace(t *testing.T) {
 	g.Expect(invalid.Message).To(ContainSubstring("(30)"))
 }
 
+// TestVolumeMountOfNoVolume: a mount that names no volume (stored before the rule) is an
+// InvalidSpecError, never a pod the API server refuses.
+func TestVolumeMountOfNoVolume(t *testing.T) {
+	g := NewWithT(t)
+	_, err := Deployment(newApp(func(a *examplev1.MyApp) {
+		a.Spec.VolumeMounts = []examplev1.VolumeMount{{Name: "gone", MountPath: "/x"}}
+	}), false)
+	var invalid *InvalidSpecError
+	g.Expect(errors.As(err, &invalid)).To(BeTrue(), "error %v", err)
+	g.Expect(invalid.Field).To(Equal("spec.volumeMounts"))
+}
+
 // TestBuildersAreDeterministic guards the steady state: the same MyApp must always give the
 // same intent, or every resync would change the children.
 func TestBuildersAreDeterministic(t *testing.T) {

@@ -41,6 +41,13 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 	if grace, ok := terminationGracePeriod(app); ok {
 		spec.WithTerminationGracePeriodSeconds(grace)
 	}
+	for _, v := range app.Spec.Volumes {
+		vol, err := volume(v)
+		if err != nil {
+			return nil, err
+		}
+		spec.WithVolumes(vol)
+	}
 	if len(app.Spec.NodeSelector) > 0 {
 		spec.WithNodeSelector(stringMap(app.Spec.NodeSelector))
 	}
@@ -79,6 +86,21 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 	}
 	for _, from := range app.Spec.EnvFrom {
 		c.WithEnvFrom(envFromSource(from))
+	}
+	for _, m := range app.Spec.VolumeMounts {
+		if !slices.ContainsFunc(app.Spec.Volumes, func(v examplev1.Volume) bool { return v.Name == m.Name }) {
+			// Admission refuses this; checked here too, so that no input makes a pod the API
+			// server refuses.
+			return nil, &InvalidSpecError{Field: "spec.volumeMounts", Message: fmt.Sprintf("%s names no volume of spec.volumes", m.Name)}
+		}
+		mount := corev1ac.VolumeMount().WithName(m.Name).WithMountPath(m.MountPath)
+		if m.SubPath != "" {
+			mount.WithSubPath(m.SubPath)
+		}
+		if m.ReadOnly {
+			mount.WithReadOnly(true)
+		}
+		c.WithVolumeMounts(mount)
 	}
 	pre, err := preStop(app)
 	if err != nil {

@@ -101,6 +101,8 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(c.Lifecycle).To(BeNil())
 				g.Expect(pod.Spec.AutomountServiceAccountToken).To(BeNil())
 				g.Expect(pod.Spec.TerminationGracePeriodSeconds).To(BeNil())
+				g.Expect(pod.Spec.Volumes).To(BeEmpty())
+				g.Expect(c.VolumeMounts).To(BeEmpty())
 			},
 		},
 		"env from ConfigMaps and Secrets, pod fields and container resources": {
@@ -159,6 +161,39 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(*c.Lifecycle.PreStop.HTTPGet.Path).To(Equal("/"))
 				g.Expect(*c.Lifecycle.PreStop.HTTPGet.Port).To(Equal(intstr.FromString(PortName)))
 				g.Expect(*pod.Spec.TerminationGracePeriodSeconds).To(BeZero(), "the MyApp's grace period, even 0")
+			},
+		},
+		"volumes in the core shape, mounted as the MyApp says": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Volumes = []examplev1.Volume{
+					{Name: "tmp", EmptyDir: &examplev1.EmptyDirVolumeSource{SizeLimit: ptr(examplev1.Quantity("64Mi"))}},
+					{Name: "config", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "web-config",
+						Items: []examplev1.KeyToPath{{Key: "config.yaml", Path: "config.yaml", Mode: ptr(int32(0o440))}}}},
+					{Name: "tls", Secret: &examplev1.SecretVolumeSource{SecretName: "web-tls", Optional: ptr(true)}},
+					{Name: "data", PersistentVolumeClaim: &examplev1.PersistentVolumeClaimVolumeSource{ClaimName: "shared", ReadOnly: true}},
+				}
+				a.Spec.VolumeMounts = []examplev1.VolumeMount{
+					{Name: "tmp", MountPath: "/tmp"},
+					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+					{Name: "data", MountPath: "/data", SubPath: "web"},
+				}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+				g.Expect(pod.Spec.Volumes).To(HaveLen(4))
+				g.Expect(pod.Spec.Volumes[0].EmptyDir.SizeLimit.String()).To(Equal("64Mi"))
+				g.Expect(pod.Spec.Volumes[0].EmptyDir.Medium).To(BeNil())
+				g.Expect(*pod.Spec.Volumes[1].ConfigMap.Name).To(Equal("web-config"))
+				g.Expect(*pod.Spec.Volumes[1].ConfigMap.Items[0].Mode).To(Equal(int32(0o440)))
+				g.Expect(pod.Spec.Volumes[1].ConfigMap.DefaultMode).To(BeNil(), "the API server's default")
+				g.Expect(*pod.Spec.Volumes[2].Secret.SecretName).To(Equal("web-tls"))
+				g.Expect(pod.Spec.Volumes[2].Secret.Items).To(BeNil())
+				g.Expect(*pod.Spec.Volumes[2].Secret.Optional).To(BeTrue())
+				g.Expect(*pod.Spec.Volumes[3].PersistentVolumeClaim.ReadOnly).To(BeTrue())
+				g.Expect(c.VolumeMounts).To(HaveLen(3))
+				g.Expect(*c.VolumeMounts[0].MountPath).To(Equal("/tmp"))
+				g.Expect(c.VolumeMounts[0].ReadOnly).To(BeNil())
+				g.Expect(*c.VolumeMounts[1].ReadOnly).To(BeTrue())
+				g.Expect(*c.VolumeMounts[2].SubPath).To(Equal("web"))
 			},
 		},
 		"an empty env value is sent as no value": {

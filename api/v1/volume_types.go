@@ -1,0 +1,164 @@
+package v1
+
+// Volume is a volume the pods may mount (spec.volumeMounts): exactly one of a ConfigMap, a
+// Secret, an emptyDir and a PersistentVolumeClaim, each in the core shape. Nothing that
+// reaches the node, such as hostPath, is offered.
+// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir and persistentVolumeClaim must be set"
+type Volume struct {
+	// Name names the volume for volumeMounts: a DNS label, at most 63 lower case letters,
+	// digits and '-'.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a DNS label: lower case letters, digits and '-', starting and ending with a letter or digit"
+	// +required
+	Name string `json:"name"`
+
+	// ConfigMap makes the keys of a ConfigMap in the MyApp's namespace files.
+	// +optional
+	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
+
+	// Secret makes the keys of a Secret in the MyApp's namespace files.
+	// +optional
+	Secret *SecretVolumeSource `json:"secret,omitempty"`
+
+	// EmptyDir is an empty directory that lives as long as the pod: the place to write
+	// beside a read-only root filesystem (mounted at /tmp, for example).
+	// +optional
+	EmptyDir *EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+
+	// PersistentVolumeClaim mounts a claim of the MyApp's namespace. Every pod of the MyApp
+	// mounts the same claim: it must allow that (ReadWriteMany or ReadOnlyMany), or the
+	// MyApp run one pod.
+	// +optional
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+}
+
+// ConfigMapVolumeSource is a ConfigMap as files, in the core shape.
+type ConfigMapVolumeSource struct {
+	// Name is the ConfigMap's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
+	// +required
+	Name string `json:"name"`
+
+	// Items picks keys and the files they become; left out, every key is a file of its name.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Items []KeyToPath `json:"items,omitempty"`
+
+	// DefaultMode is the files' permission bits, 0 to 0777 (511 in decimal). Defaults to 0644.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+
+	// Optional lets the pods start while the ConfigMap (or a key of items) is missing.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecretVolumeSource is a Secret as files, in the core shape.
+type SecretVolumeSource struct {
+	// SecretName is the Secret's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
+	// +required
+	SecretName string `json:"secretName"`
+
+	// Items picks keys and the files they become; left out, every key is a file of its name.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Items []KeyToPath `json:"items,omitempty"`
+
+	// DefaultMode is the files' permission bits, 0 to 0777 (511 in decimal). Defaults to 0644.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+
+	// Optional lets the pods start while the Secret (or a key of items) is missing.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// KeyToPath makes one key a file.
+type KeyToPath struct {
+	// Key is the key in the ConfigMap or Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a valid key: letters, digits, '-', '_' and '.'"
+	// +required
+	Key string `json:"key"`
+
+	// Path is the file's path in the volume: relative, without a '..' element.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
+	// +required
+	Path string `json:"path"`
+
+	// Mode is the file's permission bits, 0 to 0777 (511 in decimal); defaults to the
+	// volume's defaultMode.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	Mode *int32 `json:"mode,omitempty"`
+}
+
+// EmptyDirVolumeSource is an empty directory, in the core shape.
+type EmptyDirVolumeSource struct {
+	// Medium is "" (the node's disk, the default) or Memory (a tmpfs, counted as the
+	// container's memory).
+	// +kubebuilder:validation:Enum="";Memory
+	// +optional
+	Medium string `json:"medium,omitempty"`
+
+	// SizeLimit bounds what the directory may hold; a pod that writes more is evicted.
+	// +optional
+	SizeLimit *Quantity `json:"sizeLimit,omitempty"`
+}
+
+// PersistentVolumeClaimVolumeSource names a PersistentVolumeClaim, in the core shape.
+type PersistentVolumeClaimVolumeSource struct {
+	// ClaimName is the claim's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
+	// +required
+	ClaimName string `json:"claimName"`
+
+	// ReadOnly mounts the claim read-only in every mount.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
+
+// VolumeMount mounts a volume of spec.volumes into the container.
+type VolumeMount struct {
+	// Name is the volume's name in spec.volumes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name"`
+
+	// MountPath is where the volume appears: an absolute path, one mount per path.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="must be an absolute path"
+	// +required
+	MountPath string `json:"mountPath"`
+
+	// SubPath mounts one path inside the volume instead of its root: relative, without a '..'
+	// element.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element"
+	// +optional
+	SubPath string `json:"subPath,omitempty"`
+
+	// ReadOnly mounts the volume read-only.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+}
