@@ -1,9 +1,10 @@
 // Command app is the tiny HTTP application the real-node tests run under a MyApp. It answers
 // `/` with a line naming itself and its version (set at build time with
 // -ldflags "-X main.version=..."), `/env?name=NAME` with the value of its environment
-// variable NAME (404 when unset), so a test sees what the pod was given, and `/readyz` and
-// `/healthz` with "ok". It writes no file, so it runs as any user on a read-only root
-// filesystem.
+// variable NAME (404 when unset) and `/file?path=P` with the content of the file P, so a test
+// sees what the pod was given, `/write?path=P` by writing a small file at P (500 when it
+// cannot), and `/readyz` and `/healthz` with "ok". It writes no file unless asked, so it runs
+// as any user on a read-only root filesystem.
 //
 //	app [--port N] [--shutdown-delay D]
 //
@@ -51,6 +52,21 @@ func main() {
 			return
 		}
 		_, _ = fmt.Fprint(w, value)
+	})
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		content, err := os.ReadFile(r.URL.Query().Get("path"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write(content)
+	})
+	mux.HandleFunc("/write", func(w http.ResponseWriter, r *http.Request) {
+		if err := os.WriteFile(r.URL.Query().Get("path"), []byte("written\n"), 0o600); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = fmt.Fprintln(w, "ok")
 	})
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") }
 	mux.HandleFunc("/readyz", ok)

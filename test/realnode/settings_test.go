@@ -20,11 +20,12 @@ import (
 var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode", "settings"), func() {
 	BeforeAll(deployOperatorAgain)
 
-	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, no API token; a rollout with a preStop sleep drops no request", func() {
+	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, a config file and a writable /tmp on a read-only root, no API token; a rollout with a preStop sleep drops no request", func() {
 		ns := newNamespace()
 		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-settings"},
-			Data: map[string]string{"GREETING": "hello from a ConfigMap", "MODE": "from the ConfigMap"}})).To(Succeed())
+			Data: map[string]string{"GREETING": "hello from a ConfigMap", "MODE": "from the ConfigMap",
+				"config.yaml": "greeting: hello from a file\n"}})).To(Succeed())
 		Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-secret"},
 			StringData: map[string]string{"TOKEN": "s3cret"}})).To(Succeed())
 
@@ -43,6 +44,16 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 					{Prefix: "APP_", ConfigMapRef: &examplev1.EnvFromReference{Name: "web-settings"}},
 					{SecretRef: &examplev1.EnvFromReference{Name: "web-secret"}},
 					{ConfigMapRef: &examplev1.EnvFromReference{Name: "not-there", Optional: ptr.To(true)}},
+				},
+				SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)},
+				Volumes: []examplev1.Volume{
+					{Name: "tmp", EmptyDir: &examplev1.EmptyDirVolumeSource{SizeLimit: ptr.To(examplev1.Quantity("16Mi"))}},
+					{Name: "config", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "web-settings",
+						Items: []examplev1.KeyToPath{{Key: "config.yaml", Path: "config.yaml"}}}},
+				},
+				VolumeMounts: []examplev1.VolumeMount{
+					{Name: "tmp", MountPath: "/tmp"},
+					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
 				},
 				AutomountServiceAccountToken:  ptr.To(false),
 				TerminationGracePeriodSeconds: ptr.To[int64](20),
@@ -65,6 +76,14 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 			Expect(env("POD_NAME")).To(Equal(p.Name))
 			Expect(env("NODE")).To(Equal(realNodeName))
 			Expect(env("MEMORY_MIB")).To(Equal("64"))
+
+			ask := func(path string) (string, error) {
+				return httpGet(fmt.Sprintf("http://%s:%d%s", p.Status.PodIP, appPort, path))
+			}
+			Expect(ask("/file?path=/etc/app/config.yaml")).To(Equal("greeting: hello from a file\n"), "the ConfigMap key as a file")
+			Expect(ask("/write?path=/tmp/scratch")).To(Equal("ok\n"), "the emptyDir at /tmp is writable")
+			_, err := ask("/write?path=/scratch")
+			Expect(err).To(MatchError(ContainSubstring("read-only file system")), "the root filesystem is read-only")
 
 			Expect(p.Spec.AutomountServiceAccountToken).To(HaveValue(BeFalse()))
 			for _, m := range p.Spec.Containers[0].VolumeMounts {
