@@ -450,7 +450,7 @@ type ObjectFieldSelector struct {
 
 // ResourceFieldSelector selects a limit or request of the application's container, in the
 // core shape without containerName (it is always the application's container).
-// +kubebuilder:validation:XValidation:rule="!has(self.divisor) || (self.resource.endsWith('.cpu') ? string(self.divisor) in ['1', '1m'] : string(self.divisor) in ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei'])",message="must be 1 or 1m for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others",fieldPath=".divisor"
+// +kubebuilder:validation:XValidation:rule="!has(self.divisor) || (self.resource in ['limits.cpu', 'requests.cpu'] ? string(self.divisor) in ['1', '1m'] : string(self.divisor) in ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei'])",message="must be 1 or 1m for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others",fieldPath=".divisor"
 type ResourceFieldSelector struct {
 	// Resource is limits.<name> or requests.<name>, for cpu, memory, ephemeral-storage or
 	// hugepages-<size>.

@@ -6,10 +6,12 @@ package v1
 // +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir and persistentVolumeClaim must be set"
 type Volume struct {
 	// Name names the volume for volumeMounts: a DNS label, at most 63 lower case letters,
-	// digits and '-'.
+	// digits and '-', not starting with kube-api-access- (Kubernetes' ServiceAccount admission
+	// takes a volume of such a name for the API token).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a DNS label: lower case letters, digits and '-', starting and ending with a letter or digit"
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-api-access-')",message="must not start with kube-api-access-: Kubernetes' ServiceAccount admission takes such a volume for the API token"
 	// +required
 	Name string `json:"name"`
 
@@ -94,10 +96,12 @@ type KeyToPath struct {
 	// +required
 	Key string `json:"key"`
 
-	// Path is the file's path in the volume: relative, without a '..' element.
+	// Path is the file's path in the volume: relative, without a '..' element, each element
+	// at most 255 characters (the kubelet's limit on a file name).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
 	// +required
 	Path string `json:"path"`
 
@@ -144,10 +148,13 @@ type VolumeMount struct {
 	// +required
 	Name string `json:"name"`
 
-	// MountPath is where the volume appears: an absolute path, one mount per path.
+	// MountPath is where the volume appears: an absolute path other than /, without a
+	// trailing '/' (so that two spellings of one path cannot both be mounted); one mount per
+	// path.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/')",message="must be an absolute path"
+	// +kubebuilder:validation:XValidation:rule="!self.endsWith('/')",message="must not be / nor end with '/'"
 	// +required
 	MountPath string `json:"mountPath"`
 
