@@ -59,6 +59,10 @@ var migrationWaiting = status.Failure{
 }
 
 // migrationPhase reads where the migration stands from the cached Deployment and Service.
+// The cache can lag behind the operator's own writes: a reconcile that starts right after the
+// migration finished may still read the mark on one child, and would start the migration
+// again (the bridge selector, the mark) for nothing. A mark seen in the cache is therefore
+// confirmed with the API server; these reads happen only while a migration looks under way.
 func (r *MyAppReconciler) migrationPhase(ctx context.Context, app *examplev1.MyApp) (migration, *appsv1.Deployment) {
 	d := &appsv1.Deployment{}
 	foundDeployment, err := r.cachedChild(ctx, app, app.Name, d)
@@ -66,15 +70,32 @@ func (r *MyAppReconciler) migrationPhase(ctx context.Context, app *examplev1.MyA
 	if foundDeployment && isLegacy(app, d) {
 		return migrationOrphaning, d
 	}
-	if foundDeployment && d.Annotations[desired.AnnotationSelectorMigration] != "" {
-		return migrationReplacing, nil
+	marked := foundDeployment && d.Annotations[desired.AnnotationSelectorMigration] != ""
+	if !marked {
+		s := &corev1.Service{}
+		found, err := r.cachedChild(ctx, app, app.Name, s)
+		marked = err == nil && found && s.Annotations[desired.AnnotationSelectorMigration] != ""
 	}
-	s := &corev1.Service{}
-	if found, err := r.cachedChild(ctx, app, app.Name, s); err == nil && found &&
-		s.Annotations[desired.AnnotationSelectorMigration] != "" {
+	if marked && r.markedLive(ctx, app) {
 		return migrationReplacing, nil
 	}
 	return migrationNone, nil
+}
+
+// markedLive tells whether the Deployment or the Service the API server holds carries the
+// migration mark. When it cannot tell (an error), it says yes, the cache's answer.
+func (r *MyAppReconciler) markedLive(ctx context.Context, app *examplev1.MyApp) bool {
+	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		err := r.APIReader.Get(ctx, key, obj)
+		if client.IgnoreNotFound(err) != nil {
+			return true
+		}
+		if err == nil && obj.GetAnnotations()[desired.AnnotationSelectorMigration] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isLegacy tells whether the Deployment selects pods as 0.2.0 did.

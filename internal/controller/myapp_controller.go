@@ -44,7 +44,8 @@ type MyAppReconciler struct {
 	// Client reads from the manager's cache, which holds only objects labelled as ours.
 	client.Client
 	// APIReader reads from the API server: a child the cache does not hold, the live
-	// managedFields before a replica hand-over, the ReplicaSets of a 0.2.0 Deployment.
+	// managedFields before a replica hand-over, the ReplicaSets of a 0.2.0 Deployment, and the
+	// migration mark while a migration looks under way.
 	APIReader client.Reader
 	// Recorder records events on the MyApp. They are core/v1 Events: `kubectl describe` and
 	// `kubectl events` show them, and OLM's bundle checks accept their RBAC rule.
