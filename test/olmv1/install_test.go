@@ -147,7 +147,7 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 		// names both as unknown changes.
 		By("upgrading to the current version with the preflight back at its default: refused for the changed rules")
 		expectPreflightRefuses(currentVersion, "0.3.2",
-			`field "^.spec" has unknown change`, `field "^.spec.env.items.valueFrom" has unknown change`)
+			`field "^.spec" has unknown change`, `field "^.spec.env[*].valueFrom" has unknown change`)
 
 		By("upgrading with the documented step")
 		AddReportEntry("OLM v1 upgrade from 0.3.2", upgradeWithPreflightRelaxed(currentVersion))
