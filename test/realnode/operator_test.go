@@ -108,6 +108,10 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 			Expect(before).NotTo(HaveKey(uid), "pod %s was not replaced", uid)
 		}
 
+		// The old pods stop at once on SIGTERM (this app has no preStop sleep), so until they
+		// are gone a request may still meet one that no longer answers.
+		expectOnlyPods(ns, len(after))
+
 		By("asking through the Service again: every answer now comes from the new version")
 		Eventually(httpGet).WithArguments(serviceURL).Should(ContainSubstring("myapp test app " + appVersions[1]))
 		for range 10 {
@@ -324,6 +328,16 @@ func expectReadyAndAnswering(ns, name, version string, want int) map[types.UID]c
 		byUID[p.UID] = p
 	}
 	return byUID
+}
+
+// expectOnlyPods waits until the namespace holds n pods, none of them terminating: the pods
+// a rollout replaced are gone.
+func expectOnlyPods(ns string, n int) {
+	Eventually(func(g Gomega) {
+		list := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(n), "old pods still terminating")
+	}).Should(Succeed())
 }
 
 // setImage changes the MyApp's image, as a user's edit would, retrying on a conflict.

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/test/traffic"
@@ -128,11 +127,7 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
 		// The old pods are gone only once their sleep and shutdown are over; the requests sent
 		// until then count.
-		Eventually(func(g Gomega) {
-			list := &corev1.PodList{}
-			g.Expect(k8s.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-			g.Expect(list.Items).To(HaveLen(len(after)), "old pods still terminating")
-		}).Should(Succeed())
+		expectOnlyPods(ns, len(after))
 		report := stream.Stop()
 		AddReportEntry("traffic through a rollout with a preStop sleep", report.String())
 		Expect(report.Truncated).To(BeFalse(), "the stream ended before the rollout: %s", report)
