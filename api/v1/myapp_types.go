@@ -488,11 +488,8 @@ type EnvFromSource struct {
 // EnvFromReference names a ConfigMap or a Secret in the MyApp's namespace.
 type EnvFromReference struct {
 	// Name is the object's name.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 	// +required
-	Name string `json:"name"`
+	Name ObjectName `json:"name"`
 
 	// Optional lets the pods start while the object is missing; otherwise a pod waits for it
 	// (CreateContainerConfigError).

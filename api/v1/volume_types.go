@@ -1,5 +1,12 @@
 package v1
 
+// ObjectName is the name of an object in the MyApp's namespace (a ConfigMap, a Secret, a
+// PersistentVolumeClaim): a DNS subdomain of at most 253 characters.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
+type ObjectName string
+
 // Volume is a volume the pods may mount (spec.volumeMounts): exactly one of a ConfigMap, a
 // Secret, an emptyDir and a PersistentVolumeClaim, each in the core shape. Nothing that
 // reaches the node, such as hostPath, is offered.
@@ -38,11 +45,8 @@ type Volume struct {
 // ConfigMapVolumeSource is a ConfigMap as files, in the core shape.
 type ConfigMapVolumeSource struct {
 	// Name is the ConfigMap's name.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 	// +required
-	Name string `json:"name"`
+	Name ObjectName `json:"name"`
 
 	// Items picks keys and the files they become; left out, every key is a file of its name.
 	// +kubebuilder:validation:MaxItems=64
@@ -64,11 +68,8 @@ type ConfigMapVolumeSource struct {
 // SecretVolumeSource is a Secret as files, in the core shape.
 type SecretVolumeSource struct {
 	// SecretName is the Secret's name.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 	// +required
-	SecretName string `json:"secretName"`
+	SecretName ObjectName `json:"secretName"`
 
 	// Items picks keys and the files they become; left out, every key is a file of its name.
 	// +kubebuilder:validation:MaxItems=64
@@ -129,11 +130,8 @@ type EmptyDirVolumeSource struct {
 // PersistentVolumeClaimVolumeSource names a PersistentVolumeClaim, in the core shape.
 type PersistentVolumeClaimVolumeSource struct {
 	// ClaimName is the claim's name.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 	// +required
-	ClaimName string `json:"claimName"`
+	ClaimName ObjectName `json:"claimName"`
 
 	// ReadOnly mounts the claim read-only in every mount.
 	// +optional

@@ -367,14 +367,14 @@ func envFromSource(from examplev1.EnvFromSource) *corev1ac.EnvFromSourceApplyCon
 		out.WithPrefix(from.Prefix)
 	}
 	if ref := from.ConfigMapRef; ref != nil {
-		cm := corev1ac.ConfigMapEnvSource().WithName(ref.Name)
+		cm := corev1ac.ConfigMapEnvSource().WithName(string(ref.Name))
 		if ref.Optional != nil {
 			cm.WithOptional(*ref.Optional)
 		}
 		out.WithConfigMapRef(cm)
 	}
 	if ref := from.SecretRef; ref != nil {
-		sec := corev1ac.SecretEnvSource().WithName(ref.Name)
+		sec := corev1ac.SecretEnvSource().WithName(string(ref.Name))
 		if ref.Optional != nil {
 			sec.WithOptional(*ref.Optional)
 		}

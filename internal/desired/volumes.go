@@ -16,7 +16,7 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 	out := corev1ac.Volume().WithName(v.Name)
 	switch {
 	case v.ConfigMap != nil:
-		src := corev1ac.ConfigMapVolumeSource().WithName(v.ConfigMap.Name).WithItems(keysToPaths(v.ConfigMap.Items)...)
+		src := corev1ac.ConfigMapVolumeSource().WithName(string(v.ConfigMap.Name)).WithItems(keysToPaths(v.ConfigMap.Items)...)
 		if v.ConfigMap.DefaultMode != nil {
 			src.WithDefaultMode(*v.ConfigMap.DefaultMode)
 		}
@@ -25,7 +25,7 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 		}
 		out.WithConfigMap(src)
 	case v.Secret != nil:
-		src := corev1ac.SecretVolumeSource().WithSecretName(v.Secret.SecretName).WithItems(keysToPaths(v.Secret.Items)...)
+		src := corev1ac.SecretVolumeSource().WithSecretName(string(v.Secret.SecretName)).WithItems(keysToPaths(v.Secret.Items)...)
 		if v.Secret.DefaultMode != nil {
 			src.WithDefaultMode(*v.Secret.DefaultMode)
 		}
@@ -48,7 +48,7 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 		}
 		out.WithEmptyDir(src)
 	case v.PersistentVolumeClaim != nil:
-		src := corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(v.PersistentVolumeClaim.ClaimName)
+		src := corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(string(v.PersistentVolumeClaim.ClaimName))
 		if v.PersistentVolumeClaim.ReadOnly {
 			src.WithReadOnly(true)
 		}
