@@ -62,6 +62,13 @@ var requiredFillers = map[string]any{
 	"resource":          "limits.memory",
 	"path":              "p",
 	"secretName":        "s",
+	"content":           "c",
+}
+
+// fillersAt are required fillers for one object of the schema, by its path, where the
+// filler of that name in requiredFillers does not fit: a file's path is absolute.
+var fillersAt = map[string]map[string]any{
+	"files.[]": {"path": "/p"},
 }
 
 // siblingFillers are what the object holding an integer needs beside it for admission to
@@ -137,7 +144,10 @@ func specWith(t *testing.T, root apiextensionsv1.JSONSchemaProps, path []string,
 			if _, set := obj[req]; set {
 				continue
 			}
-			filler, ok := requiredFillers[req]
+			filler, ok := fillersAt[strings.Join(path[:len(path)-len(rest)], ".")][req]
+			if !ok {
+				filler, ok = requiredFillers[req]
+			}
 			if !ok {
 				t.Fatalf("no filler for the required property %q beside %s: add one to requiredFillers", req, strings.Join(path, "."))
 			}

@@ -20,6 +20,7 @@ const (
 // Deployment, exposed by a Service, and optionally scaled by a HorizontalPodAutoscaler.
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="the preStop sleep must not exceed terminationGracePeriodSeconds (30 when left out)",fieldPath=".lifecycle.preStop.sleep.seconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every mount must name a volume of spec.volumes",fieldPath=".volumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.volumeMounts) || self.files.all(f, self.volumeMounts.all(m, f.path != m.mountPath && !f.path.startsWith(m.mountPath + '/') && !m.mountPath.startsWith(f.path + '/')))",message="a file must not be at or inside the path of a volume mount, nor be a directory of one",fieldPath=".files"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || has(self.progressDeadlineSeconds) || self.minReadySeconds < 600",message="must be less than progressDeadlineSeconds (600 when left out)",fieldPath=".minReadySeconds"
 type MyAppSpec struct {
@@ -90,6 +91,21 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Volumes"
 	Volumes []Volume `json:"volumes,omitempty"`
+
+	// Files are text files for the container, each mounted read-only at its path. The
+	// operator writes them into an immutable ConfigMap it owns, named by a hash of their
+	// contents: a change of a file rolls the pods out like a change of image, and the
+	// ReplicaSets of earlier templates keep the ConfigMaps they mount, so that a rollback of
+	// the Deployment brings its files back. A files ConfigMap is deleted once no ReplicaSet
+	// of the MyApp mounts it. At most 32 files, of at most 1000 KiB together.
+	// +listType=map
+	// +listMapKey=path
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.map(f, size(bytes(f.content))).sum() <= 1024000",message="the contents of all files together must not exceed 1000 KiB in UTF-8, which leaves room for their names in a ConfigMap's 1 MiB"
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.all(g, !g.path.startsWith(f.path + '/')))",message="a file's path must not be a directory of another file's path"
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Files"
+	Files []File `json:"files,omitempty"`
 
 	// VolumeMounts mount volumes of spec.volumes into the container, each at an absolute
 	// path of its own; at most 32.
@@ -511,6 +527,7 @@ type KeySelector struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a valid key: letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self != '.' && !self.startsWith('..')",message="must not be '.' nor start with '..': Kubernetes refuses such keys"
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Key",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Key string `json:"key"`

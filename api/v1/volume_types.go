@@ -14,11 +14,13 @@ type ObjectName string
 type Volume struct {
 	// Name names the volume for volumeMounts: a DNS label, at most 63 lower case letters,
 	// digits and '-', not starting with kube-api-access- (Kubernetes' ServiceAccount admission
-	// takes a volume of such a name for the API token).
+	// takes a volume of such a name for the API token), and not myapp-files (the volume of
+	// spec.files).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a DNS label: lower case letters, digits and '-', starting and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('kube-api-access-')",message="must not start with kube-api-access-: Kubernetes' ServiceAccount admission takes such a volume for the API token"
+	// +kubebuilder:validation:XValidation:rule="self != 'myapp-files'",message="must not be myapp-files: the operator mounts spec.files through a volume of that name"
 	// +required
 	Name string `json:"name"`
 
@@ -94,6 +96,7 @@ type KeyToPath struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[-._a-zA-Z0-9]+$')",message="must be a valid key: letters, digits, '-', '_' and '.'"
+	// +kubebuilder:validation:XValidation:rule="self != '.' && !self.startsWith('..')",message="must not be '.' nor start with '..': Kubernetes refuses such keys"
 	// +required
 	Key string `json:"key"`
 

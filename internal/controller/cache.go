@@ -53,6 +53,7 @@ func WatchNamespaces(value string) []string {
 func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
 	onlyPolicy := fields.OneTermEqualSelector("metadata.name", admission.Name)
+	filesMaps, filesBy := filesCache(cache.ByObject{Label: ours})
 	opts := cache.Options{
 		SyncPeriod:       &syncPeriod,
 		DefaultTransform: keepOwnManagedFields,
@@ -62,6 +63,7 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
+			filesMaps:                                filesBy,
 			// The operator's own admission policy and binding, and nothing of anyone else's.
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Field: onlyPolicy},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Field: onlyPolicy},

@@ -172,6 +172,16 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	out.add(r, app, obs, err)
 	serviceApplied := err == nil
 
+	// The files ConfigMap comes before the Deployment that mounts it: a pod template that
+	// mounts a ConfigMap the API server did not take would start pods that cannot run.
+	files, filesErr := desired.FilesOf(app)
+	filesStored := true
+	if filesErr == nil && files != nil {
+		err := r.ensureFiles(ctx, app, &out.changes, files)
+		out.add(r, app, obs, err)
+		filesStored = err == nil
+	}
+
 	cached := &appsv1.Deployment{}
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
@@ -185,6 +195,9 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 			out.add(r, app, obs, r.orphanLegacyDeployment(ctx, app, legacy))
 		}
 		obs.Waiting = &migrationWaiting
+	case deployment != nil && !filesStored:
+		// The running Deployment keeps its template, and its files, until the new files exist.
+		obs.Deployment, obs.DeploymentStale = cached, true
 	case deployment != nil:
 		if phase == migrationReplacing && desired.AutoscalingEnabled(app) {
 			out.add(r, app, obs, r.keepLegacyCount(ctx, app, deployment))
@@ -216,8 +229,9 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		obs.Deployment, obs.DeploymentStale = cached, true
 	}
 
-	// The app serves without its autoscaler and its disruption budget: their problems are
-	// Degraded while it does (status.Failure.ServedWithout).
+	// The app serves without its autoscaler, its disruption budget and the deletion of files
+	// ConfigMaps no longer mounted: their problems are Degraded while it does
+	// (status.Failure.ServedWithout).
 	optional := len(obs.Failures)
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
 		h, err := applyChild(ctx, r, app, &out.changes, autoscalerKind, want, nil)
@@ -239,6 +253,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	default:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
+	keep := ""
+	if files != nil {
+		keep = files.Hash
+	}
+	out.add(r, app, obs, r.collectFiles(ctx, app, &out.changes, obs.Deployment, keep))
 	for i := optional; i < len(obs.Failures); i++ {
 		obs.Failures[i].ServedWithout = true
 	}
@@ -370,6 +389,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strconv"
 	"time"
 
@@ -198,12 +199,17 @@ func currentReplicaSet(ns, app string) string {
 		if r, err := strconv.Atoi(d.Annotations["deployment.kubernetes.io/revision"]); err == nil {
 			revision = r + 1
 		}
-		labels := map[string]string{desired.LabelSelector: app, appsv1.DefaultDeploymentUniqueLabelKey: hash}
+		// As the deployment controller does: the template's labels and the hash on the
+		// ReplicaSet and its template, the selector's and the hash in its selector.
+		labels := map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}
+		maps.Copy(labels, d.Spec.Template.Labels)
+		selector := map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}
+		maps.Copy(selector, d.Spec.Selector.MatchLabels)
 		rs := &appsv1.ReplicaSet{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app + "-" + hash, Labels: labels,
 				Annotations:     map[string]string{"deployment.kubernetes.io/revision": strconv.Itoa(revision)},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
-			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: d.Spec.Template.Spec}},
 		}
 		g.Expect(k8s.Create(suiteCtx, rs)).To(Succeed())

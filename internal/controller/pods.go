@@ -250,7 +250,9 @@ func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*buil
 	}
 	r.pods = pods
 	return b.WatchesRawSource(source.Kind[client.Object](pods, &corev1.Pod{},
-		handler.EnqueueRequestsFromMapFunc(myAppOfPod), podProblemChanged)), nil
+		handler.EnqueueRequestsFromMapFunc(myAppOfPod), podProblemChanged)).
+		WatchesRawSource(source.Kind[client.Object](pods, sets,
+			handler.EnqueueRequestsFromMapFunc(myAppOfPod), filesReplicaSetGone)), nil
 }
 
 // leaderOnly runs a cache only while the manager leads.
@@ -278,6 +280,15 @@ var podProblemChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return !slices.Equal(problemsOf(e.ObjectOld), problemsOf(e.ObjectNew))
 	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// filesReplicaSetGone passes the deletion of a ReplicaSet that mounts a files ConfigMap: that
+// ConfigMap may now be mounted by none (collectFiles).
+var filesReplicaSetGone = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(e event.DeleteEvent) bool { _, ok := e.Object.GetLabels()[desired.LabelFiles]; return ok },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 

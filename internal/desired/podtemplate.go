@@ -18,9 +18,16 @@ import (
 // PodTemplate is the pod template of the MyApp's Deployment: one container, the restricted
 // security defaults, the default readiness probe, and the MyApp's placement rules.
 func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	files, err := FilesOf(app)
+	if err != nil {
+		return nil, err
+	}
 	c, err := container(app)
 	if err != nil {
 		return nil, err
+	}
+	if files != nil {
+		c.WithVolumeMounts(files.mounts()...)
 	}
 	spec := corev1ac.PodSpec().WithContainers(c)
 
@@ -48,6 +55,9 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 		}
 		spec.WithVolumes(vol)
 	}
+	if files != nil {
+		spec.WithVolumes(files.volume(app))
+	}
 	if len(app.Spec.NodeSelector) > 0 {
 		spec.WithNodeSelector(stringMap(app.Spec.NodeSelector))
 	}
@@ -56,6 +66,9 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 	}
 
 	template := corev1ac.PodTemplateSpec().WithLabels(podLabels(app)).WithSpec(spec)
+	if files != nil {
+		template.WithLabels(map[string]string{LabelFiles: files.Hash})
+	}
 	if len(app.Spec.PodAnnotations) > 0 {
 		template.WithAnnotations(app.Spec.PodAnnotations)
 	}

@@ -20,7 +20,7 @@ type Child struct {
 }
 
 // Children are the children the desired package builds for app: the Deployment, the
-// Service, the autoscaler when autoscaling is on and the disruption budget when the spec asks
+// Service, the files ConfigMap when the spec has files, the autoscaler when autoscaling is on and the disruption budget when the spec asks
 // for one. An error is a builder's refusal of the spec (InvalidSpec).
 func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	d, err := desired.Deployment(app, migrating)
@@ -28,6 +28,13 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 		return nil, err
 	}
 	children := []Child{{d, &appsv1.Deployment{}}, {desired.Service(app, migrating), &corev1.Service{}}}
+	files, err := desired.FilesOf(app)
+	if err != nil {
+		return nil, err
+	}
+	if files != nil {
+		children = append(children, Child{files.ConfigMap, &corev1.ConfigMap{}})
+	}
 	if h := desired.HorizontalPodAutoscaler(app); h != nil {
 		children = append(children, Child{h, &autoscalingv2.HorizontalPodAutoscaler{}})
 	}

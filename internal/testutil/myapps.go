@@ -122,6 +122,15 @@ var ValidMyApps = []ValidMyApp{
 			"volumeMounts":[{"name":"tmp","mountPath":"/tmp"},{"name":"config","mountPath":"/etc/app","readOnly":true},
 				{"name":"tls","mountPath":"/etc/tls","readOnly":true},{"name":"data","mountPath":"/data","subPath":"web/..x"},
 				{"name":"tmp","mountPath":"/var/cache/nginx","subPath":"nginx"},{"name":"cache","mountPath":"/cache"}]}`},
+	// Files at the limits: 32 files, of 1000 KiB together (multi-byte text), paths whose keys
+	// collide or start with "..", beside a mount whose path shares a prefix.
+	{"files-at-the-limits", `{"image":"nginx","securityContext":{"readOnlyRootFilesystem":true},
+			"volumes":[{"name":"tmp","emptyDir":{}}],"volumeMounts":[{"name":"tmp","mountPath":"/etc/app"}],
+			"files":[{"path":"/etc/app.yaml","content":"` + strings.Repeat("é", 256000) + `","mode":256},
+				{"path":"/etc/app-2/b","content":"` + strings.Repeat("€", 170000) + `"},
+				{"path":"/x/y","content":""},{"path":"/x_y","content":"\u0000\n"},{"path":"/..hidden","content":"a"},
+				{"path":"/...","content":"b"},{"path":"/` + strings.Repeat("f", 239) + `","content":"c","mode":0},
+				{"path":"/d/` + strings.Repeat("g", 237) + `","content":"d"}` + manyFiles(24) + `]}`},
 	// The example of docs/spec/v1/myapps.md, as written there.
 	{"spec-page-example", `{"image":"nginxinc/nginx-unprivileged:1.27","replicas":2,"port":8080,
 			"resources":{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"500m","memory":"128Mi"}},"readinessProbe":{"httpGet":{"path":"/"}},
@@ -155,3 +164,12 @@ func ManyEnv(n int) string {
 // prefix253 is a DNS subdomain of 253 characters, the longest prefix a label or annotation
 // key may have.
 var prefix253 = strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61)
+
+// manyFiles is n small files, each after a comma, for a files list at its limit.
+func manyFiles(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `,{"path":"/srv/www/%d.html","content":"<p>%d</p>"}`, i, i)
+	}
+	return b.String()
+}

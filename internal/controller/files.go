@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
+)
+
+// A MyApp's spec.files live in an immutable ConfigMap named by a hash of their contents
+// (desired.FilesOf). Since the name says the content, a files ConfigMap that exists and that
+// the MyApp controls holds what the spec asks: the operator caches files ConfigMaps as
+// metadata only, never their data. Each pod template mounts one of them and carries its hash
+// (desired.LabelFiles), which the deployment controller copies onto the template's
+// ReplicaSet; a files ConfigMap is deleted once it is neither the spec's nor carried by a
+// ReplicaSet of the MyApp's Deployment, so that a rollback of the Deployment finds its files.
+
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+
+const kindConfigMap = "ConfigMap"
+
+// configMapMetadata is an empty files ConfigMap as the manager's cache holds it: metadata only.
+func configMapMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindConfigMap))
+	return m
+}
+
+// filesCache is how the manager's cache holds ConfigMaps: those labelled as the operator's
+// (its files ConfigMaps), metadata only, trimmed by trimFilesConfigMap.
+func filesCache(ours cache.ByObject) (client.Object, cache.ByObject) {
+	ours.Transform = trimFilesConfigMap
+	return configMapMetadata(), ours
+}
+
+// trimFilesConfigMap keeps of a files ConfigMap's metadata what the reconciler reads: its
+// name, labels, controller and deletion. It is idempotent, as a cache transform must be.
+func trimFilesConfigMap(in any) (any, error) {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp,
+	}}
+	if owner := metav1.GetControllerOf(m); owner != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	internMeta(&out.ObjectMeta)
+	return out, nil
+}
+
+// ensureFiles makes sure the files ConfigMap of the spec exists. One the cache holds and the
+// MyApp controls needs nothing. On a cache miss the API server is asked: a missing one is
+// created (not forced: should someone create one of that name in between, the apply
+// conflicts instead of taking it over), and one the MyApp controls that lost the operator's
+// labels gets them back (its data is the same, by its name).
+func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, files *desired.Files) error {
+	name := ssa.NameOf(files.ConfigMap)
+	found, err := r.readChild(ctx, r.Client, app, name, configMapMetadata())
+	if err != nil || found {
+		return err
+	}
+	exists, err := r.readChild(ctx, r.APIReader, app, name, configMapMetadata())
+	if err != nil {
+		return err
+	}
+	if err := ssa.Apply(ctx, r.Client, files.ConfigMap, &corev1.ConfigMap{}, FieldOwner, exists); err != nil {
+		return &applyError{kind: kindConfigMap, name: name, err: err}
+	}
+	if !exists {
+		ch.record(r, app, reasonCreated, kindConfigMap, name)
+		log.FromContext(ctx).V(1).Info("Created child", "kind", kindConfigMap, "name", name)
+	}
+	return nil
+}
+
+// collectFiles deletes the MyApp's files ConfigMaps that neither the spec (keep, the hash of
+// its files, or "") nor a ReplicaSet of the Deployment d mounts. It deletes nothing while it
+// cannot tell: without the Deployment, or while the ReplicaSet cache cannot answer.
+func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, d *appsv1.Deployment, keep string) error {
+	maps := &metav1.PartialObjectMetadataList{}
+	maps.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindConfigMap + "List"))
+	if err := r.List(ctx, maps, client.InNamespace(app.Namespace), client.MatchingLabels{desired.LabelSelector: app.Name}); err != nil {
+		return err
+	}
+	var stale []*metav1.PartialObjectMetadata
+	for i := range maps.Items {
+		m := &maps.Items[i]
+		if hash, ok := m.Labels[desired.LabelFiles]; ok && hash != keep && metav1.IsControlledBy(m, app) && m.DeletionTimestamp.IsZero() {
+			stale = append(stale, m)
+		}
+	}
+	if len(stale) == 0 || d == nil || d.UID == "" || r.pods == nil {
+		return nil
+	}
+	mounted, known, err := r.mountedFiles(ctx, app, d)
+	if err != nil || !known {
+		return err
+	}
+	for _, m := range stale {
+		if mounted[m.Labels[desired.LabelFiles]] {
+			continue
+		}
+		err := r.Delete(ctx, m, client.Preconditions{UID: &m.UID})
+		if client.IgnoreNotFound(err) != nil {
+			return &applyError{kind: kindConfigMap, name: m.Name, err: err}
+		}
+		ch.record(r, app, reasonDeleted, kindConfigMap, m.Name)
+	}
+	return nil
+}
+
+// mountedFiles are the hashes of the files ConfigMaps the ReplicaSets of the Deployment d
+// mount, from the ReplicaSet cache. known is false while that cache has not synced.
+func (r *MyAppReconciler) mountedFiles(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (map[string]bool, bool, error) {
+	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
+	defer cancel()
+	sets := &metav1.PartialObjectMetadataList{}
+	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
+	if err := r.pods.List(listCtx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		if listCtx.Err() != nil && ctx.Err() == nil {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("listing the ReplicaSets of %s: %w", types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, err)
+	}
+	mounted := map[string]bool{}
+	for i := range sets.Items {
+		rs := &sets.Items[i]
+		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID {
+			if hash, ok := rs.Labels[desired.LabelFiles]; ok {
+				mounted[hash] = true
+			}
+		}
+	}
+	return mounted, true, nil
+}
