@@ -139,6 +139,7 @@ var ValidMyApps = []ValidMyApp{
 			"securityContext":{"readOnlyRootFilesystem":true},
 			"volumes":[{"name":"tmp","emptyDir":{"sizeLimit":"64Mi"}},{"name":"config","configMap":{"name":"web-config"}}],
 			"volumeMounts":[{"name":"tmp","mountPath":"/tmp"},{"name":"config","mountPath":"/etc/nginx/conf.d","readOnly":true}],
+			"files":[{"path":"/etc/app/config.yaml","content":"greeting: hello\nlevel: info\n"}],
 			"lifecycle":{"preStop":{"sleep":{"seconds":5}}},"automountServiceAccountToken":false,"podDisruptionBudget":{"maxUnavailable":1}}`},
 	{"pre-stop-sleep-default-grace", `{"image":"nginx","lifecycle":{"preStop":{"sleep":{"seconds":30}}},"minReadySeconds":599}`},
 	{"pre-stop-sleep-zero", `{"image":"nginx","terminationGracePeriodSeconds":0,"lifecycle":{"preStop":{"sleep":{"seconds":0}}},"progressDeadlineSeconds":1,"automountServiceAccountToken":true}`},

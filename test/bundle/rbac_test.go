@@ -13,8 +13,9 @@ import (
 )
 
 // TestManagerRBACIsLeast reads the manager's generated RBAC, as kustomize deploys it and as the
-// CSV grants it, and fails on a wildcard, on any access to Secrets, on ConfigMap access (leader
-// election needs a Lease only), and on verbs beyond the ones the code uses.
+// CSV grants it, and fails on a wildcard, on any access to Secrets, on a grant of the
+// admission policy kinds beyond the operator's own objects, and on verbs beyond the ones the
+// code uses.
 func TestManagerRBACIsLeast(t *testing.T) {
 	// What the reconciler, leader election and the metrics filter call, by group/resource.
 	allowed := map[string][]string{
@@ -24,13 +25,18 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
 		"apps/replicasets":                          {"list", "watch", "patch", "delete"}, // list and watch: the pod cache's ReplicaSet metadata; patch and delete: the 0.2.0 selector migration
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
-		"/pods":                                     {"list", "watch"}, // the kubelet's reasons a pod cannot start (pods.go)
+		"/configmaps":                               {"get", "list", "watch", "create", "patch", "delete"}, // the files ConfigMaps (files.go); leader election uses a Lease
+		"/pods":                                     {"list", "watch"},                                     // the kubelet's reasons a pod cannot start (pods.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
 		"policy/poddisruptionbudgets":               {"get", "list", "watch", "create", "patch", "delete"},
 		"/events":                                   {"create", "patch"},
 		"coordination.k8s.io/leases":                {"get", "create", "update"},
 		"authentication.k8s.io/tokenreviews":        {"create"},
 		"authorization.k8s.io/subjectaccessreviews": {"create"},
+		// The admission policy and its binding the operator applies at start (admission_policy.go),
+		// by name only (ownPolicyOnly).
+		"admissionregistration.k8s.io/validatingadmissionpolicies":       {"get", "list", "watch", "create", "patch", "delete"},
+		"admissionregistration.k8s.io/validatingadmissionpolicybindings": {"get", "list", "watch", "create", "patch", "delete"},
 	}
 	check := func(t *testing.T, where string, rules []rbacv1.PolicyRule) {
 		if len(rules) == 0 {
@@ -43,6 +49,9 @@ func TestManagerRBACIsLeast(t *testing.T) {
 			for _, g := range r.APIGroups {
 				for _, res := range r.Resources {
 					key := g + "/" + res
+					if ownPolicyOnly[key] && !slices.Equal(r.ResourceNames, []string{"myapps.example.com"}) {
+						t.Errorf("%s: %s granted beyond the operator's own (resourceNames %v)", where, key, r.ResourceNames)
+					}
 					want, ok := allowed[key]
 					if !ok {
 						t.Errorf("%s: access to %s, which the manager does not use", where, key)
@@ -86,11 +95,20 @@ func TestManagerRBACIsLeast(t *testing.T) {
 	})
 }
 
+// ownPolicyOnly are the kinds the manager may reach only by the name of its own objects.
+var ownPolicyOnly = map[string]bool{
+	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
+	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
+}
+
 // clusterScoped are the only resources the manager needs cluster-wide in every install mode:
-// the metrics endpoint's authentication and authorization filter creates them.
+// the metrics endpoint's authentication and authorization filter creates the reviews, and the
+// manager applies its admission policy and binding, which are cluster-scoped kinds.
 var clusterScoped = map[string]bool{
-	"authentication.k8s.io/tokenreviews":        true,
-	"authorization.k8s.io/subjectaccessreviews": true,
+	"authentication.k8s.io/tokenreviews":                             true,
+	"authorization.k8s.io/subjectaccessreviews":                      true,
+	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
+	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
 }
 
 // TestCSVPermissionsFollowInstallMode checks the split that makes each install mode least
@@ -126,7 +144,7 @@ func TestCSVPermissionsFollowInstallMode(t *testing.T) {
 	}
 	for res := range clusterScoped {
 		if !cluster[res] {
-			t.Errorf("clusterPermissions lack %s, which the metrics filter creates", res)
+			t.Errorf("clusterPermissions lack %s, which the manager needs cluster-wide", res)
 		}
 		if namespaced[res] {
 			t.Errorf("permissions grant %s, a cluster-scoped resource", res)

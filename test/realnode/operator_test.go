@@ -340,12 +340,17 @@ func expectOnlyPods(ns string, n int) {
 	}).Should(Succeed())
 }
 
-// setImage changes the MyApp's image, as a user's edit would, retrying on a conflict.
+// setImage changes the MyApp's image, as a user's edit would.
 func setImage(app *examplev1.MyApp, image string) {
+	updateSpec(app, func(s *examplev1.MyAppSpec) { s.Image = image })
+}
+
+// updateSpec changes the MyApp's spec, as a user's edit would, retrying on a conflict.
+func updateSpec(app *examplev1.MyApp, mutate func(*examplev1.MyAppSpec)) {
 	Eventually(func(g Gomega) {
 		latest := &examplev1.MyApp{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(app), latest)).To(Succeed())
-		latest.Spec.Image = image
+		mutate(&latest.Spec)
 		g.Expect(k8s.Update(ctx, latest)).To(Succeed())
 	}).Should(Succeed())
 }

@@ -19,9 +19,12 @@ import (
 var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode", "settings"), func() {
 	BeforeAll(deployOperatorAgain)
 
-	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, a config file and a writable /tmp on a read-only root, no API token; a rollout with a preStop sleep drops no request", func() {
+	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, config files and a writable /tmp on a read-only root, no API token; a new file rolls out with a preStop sleep and drops no request", func() {
 		ns := newNamespace()
-		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
+		v1 := appImage + ":" + appVersions[0]
+		settingsFile := func(content string) []examplev1.File {
+			return []examplev1.File{{Path: "/srv/config/settings.yaml", Content: content, Mode: ptr.To[int32](0o444)}}
+		}
 		Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-settings"},
 			Data: map[string]string{"GREETING": "hello from a ConfigMap", "MODE": "from the ConfigMap",
 				"config.yaml": "greeting: hello from a file\n"}})).To(Succeed())
@@ -54,6 +57,7 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 					{Name: "tmp", MountPath: "/tmp"},
 					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
 				},
+				Files:                         settingsFile("release: first\n"),
 				AutomountServiceAccountToken:  ptr.To(false),
 				TerminationGracePeriodSeconds: ptr.To[int64](20),
 				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 5}}},
@@ -80,6 +84,7 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 				return httpGet(fmt.Sprintf("http://%s:%d%s", p.Status.PodIP, appPort, path))
 			}
 			Expect(ask("/file?path=/etc/app/config.yaml")).To(Equal("greeting: hello from a file\n"), "the ConfigMap key as a file")
+			Expect(ask("/file?path=/srv/config/settings.yaml")).To(Equal("release: first\n"), "the file of spec.files")
 			Expect(ask("/write?path=/tmp/scratch")).To(Equal("ok\n"), "the emptyDir at /tmp is writable")
 			_, err := ask("/write?path=/scratch")
 			Expect(err).To(MatchError(ContainSubstring("read-only file system")), "the root filesystem is read-only")
@@ -115,7 +120,7 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 			"pod %s stopped answering %s after its delete; its preStop sleeps 5 s", victim.Name, lastAnswer.Sub(deleted))
 		pods = expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
 
-		By("rolling to the next version under traffic through the Service")
+		By("rolling new content of the file out under traffic through the Service")
 		svc := &corev1.Service{}
 		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
 		serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
@@ -123,13 +128,17 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 		const perSecond = 20
 		started := time.Now()
 		stream := traffic.Start(serviceURL, perSecond, 3*time.Minute)
-		setImage(app, v2)
-		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
+		updateSpec(app, func(s *examplev1.MyAppSpec) { s.Files = settingsFile("release: second\n") })
+		after := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+		for _, p := range after {
+			Expect(httpGet(fmt.Sprintf("http://%s:%d/file?path=/srv/config/settings.yaml", p.Status.PodIP, appPort))).
+				To(Equal("release: second\n"), "pod %s serves the new file", p.Name)
+		}
 		// The old pods are gone only once their sleep and shutdown are over; the requests sent
 		// until then count.
 		expectOnlyPods(ns, len(after))
 		report := stream.Stop()
-		AddReportEntry("traffic through a rollout with a preStop sleep", report.String())
+		AddReportEntry("traffic through a rollout of a file with a preStop sleep", report.String())
 		Expect(report.Truncated).To(BeFalse(), "the stream ended before the rollout: %s", report)
 		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
 		Expect(report.Failed).To(BeZero(), "%s", report)
