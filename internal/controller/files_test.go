@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"strings"
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -95,6 +98,42 @@ var _ = Describe("A MyApp's files", func() {
 			}
 		}
 		Eventually(gone("web-files-" + v1)).Should(Succeed())
+	})
+
+	It("cost a new MyApp one more child: one read and one create of its ConfigMap, and nothing at steady state", func() {
+		hash := filesHash(configFile("a"))
+		n := managerRequests.count()
+		createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Files = []examplev1.File{configFile("a")} })
+		Eventually(func(g Gomega) {
+			settled(g)
+			g.Expect(mountedFilesHash(g, getDeployment(ns, "web")(g))).To(Equal(hash))
+		}).Should(Succeed())
+
+		By("counting the requests for the ConfigMap: a GET answered 404, then the apply that creates it")
+		var reads, writes, others []string
+		for _, r := range managerRequests.since(n, ns) {
+			if !strings.Contains(r, "/configmaps") {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(r, "GET ") && strings.Contains(r, "/configmaps/web-files-"+hash+"?"):
+				reads = append(reads, r)
+			case strings.HasPrefix(r, "PATCH ") && strings.Contains(r, "/configmaps/web-files-"+hash+"?"):
+				writes = append(writes, r)
+			default:
+				others = append(others, r)
+			}
+		}
+		Expect(writes).To(HaveLen(1))
+		Expect(reads).To(HaveLen(1))
+		Expect(others).To(BeEmpty(), "no list, watch or delete of ConfigMaps in the namespace")
+
+		By("then nothing: the cache answers for the ConfigMap")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			m := managerRequests.count()
+			g.Consistently(func() []string { return managerRequests.since(m, ns) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
 	It("puts back a files ConfigMap someone deleted", func() {
