@@ -74,6 +74,12 @@ const (
 	// ReasonAutoscalerUnableToScale: the HorizontalPodAutoscaler reports that it cannot
 	// scale (AbleToScale or ScalingActive False), e.g. for want of a cpu request.
 	ReasonAutoscalerUnableToScale = "AutoscalerUnableToScale"
+	// ReasonRolledBack: the rollout of the spec's pod template failed (its pods could not
+	// pull or run their image, could not be created from their configuration, crash-looped,
+	// or the Deployment passed its progress deadline), and the operator returned the
+	// Deployment to the last template that was Ready. The app serves that template; the spec
+	// is not achieved until it changes or a reconcile is requested.
+	ReasonRolledBack = "RolledBack"
 )
 
 // Reasons for pods that cannot start until the user fixes something. They are named after

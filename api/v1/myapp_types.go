@@ -246,6 +246,15 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Termination grace period (seconds)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 
+	// AutoRollback, true or left out, lets the operator return the Deployment to the last pod
+	// template that was Ready when the rollout of a new template fails: its pods cannot pull
+	// or run their image, cannot be created from their configuration, crash-loop, or the
+	// Deployment passes its progress deadline. The MyApp is then Stalled with the reason
+	// RolledBack until the spec changes. False only reports the failure.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll back a failed rollout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	AutoRollback *bool `json:"autoRollback,omitempty"`
+
 	// Lifecycle holds the container's preStop hook, which runs before the container gets
 	// SIGTERM: a sleep of a few seconds lets the Service's endpoints drop the pod before the
 	// app stops taking requests. The sleep must fit in terminationGracePeriodSeconds (30
@@ -569,6 +578,44 @@ type AutoScalingSpec struct {
 	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
 }
 
+// RollbackStatus records a rollback the operator made.
+type RollbackStatus struct {
+	// Generation is the MyApp's generation whose pod template failed.
+	// +required
+	Generation int64 `json:"generation"`
+
+	// ReconcileRequest is the value of the reconcile-request annotation when it failed; a new
+	// value asks the operator to try the template again.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ReconcileRequest string `json:"reconcileRequest,omitempty"`
+
+	// FailedTemplate is the pod-template-hash of the template that failed.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	FailedTemplate string `json:"failedTemplate"`
+
+	// Template is the pod-template-hash of the template the Deployment was returned to.
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Template string `json:"template"`
+
+	// Reason is why the template failed: ImagePullBackOff, InvalidImageName,
+	// CreateContainerConfigError, CrashLoopBackOff or ProgressDeadlineExceeded.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Reason string `json:"reason"`
+
+	// Message says, in the operator's words, what failed.
+	// +kubebuilder:validation:MaxLength=32768
+	// +required
+	Message string `json:"message"`
+
+	// Time is when the operator rolled back.
+	// +required
+	Time metav1.Time `json:"time"`
+}
+
 // ReconcileRequestAnnotation asks for a reconcile when its value changes, as Flux's
 // reconcile.fluxcd.io/requestedAt does; status.lastHandledReconcileAt echoes the value.
 // `kubectl annotate myapp/web myapp.example.com/reconcile-requested-at="$(date +%s)" --overwrite`
@@ -584,7 +631,8 @@ type MyAppStatus struct {
 	// Conditions are Ready, Reconciling, Stalled, Progressing and Degraded, each with a
 	// stable reason: Available, RollingOut, Scaling, RolloutComplete, AsExpected,
 	// SelectorMigration, WaitingForPredecessor, ProgressDeadlineExceeded, ReplicaFailure,
-	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed or AutoscalerUnableToScale.
+	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed, AutoscalerUnableToScale,
+	// RolledBack or a pod's ImagePullBackOff, InvalidImageName or CreateContainerConfigError.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -626,6 +674,21 @@ type MyAppStatus struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last handled reconcile request"
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+
+	// ReadyTemplate is the pod-template-hash of the Deployment's pod template when the MyApp
+	// was last Ready: the template a failed rollout is rolled back to.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last Ready pod template"
+	ReadyTemplate string `json:"readyTemplate,omitempty"`
+
+	// RolledBack, while set, says that the rollout of this generation's pod template failed
+	// and that the operator returned the Deployment to ReadyTemplate. The operator does not
+	// try that template again until the spec changes (a new generation) or a reconcile is
+	// requested (myapp.example.com/reconcile-requested-at).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Rolled back"
+	RolledBack *RollbackStatus `json:"rolledBack,omitempty"`
 
 	// LastUpdateTime is when any other field of the status last changed.
 	// +optional

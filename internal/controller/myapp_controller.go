@@ -105,11 +105,14 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out, now)
-	out.changes.emit(r, app)
 	pods, retry, err := r.observePods(ctx, app, obs.Deployment)
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
 	obs.Pods = pods
+	retry, err = r.autoPilot(ctx, app, &out.changes, &obs, now)
+	out.add(r, app, &obs, err)
+	out.retryWithin(retry)
+	out.changes.emit(r, app)
 	out.retryWithin(status.RecheckAfter(obs, metav1.NewTime(now)))
 	switch err := r.patchStatus(ctx, app, obs, now, out.details); {
 	case apierrors.IsConflict(err):
@@ -188,7 +191,15 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	}
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached)
 	out.add(r, app, obs, err)
+	held := false
+	if phase == migrationNone && status.AutoRollback(app) && status.RollbackHeld(app) {
+		// The template of this generation failed and was rolled back (rollback.go): it is not
+		// tried again until the spec changes or a reconcile is requested.
+		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached)
+		out.add(r, app, obs, err)
+	}
 	switch {
+	case held:
 	case phase == migrationOrphaning:
 		obs.Deployment = legacy
 		if serviceApplied {

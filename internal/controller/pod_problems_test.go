@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -189,6 +190,24 @@ func createPodOf(ns, app, hash string) *corev1.Pod {
 // it and on the Deployment, and the Deployment's latest generation observed. It returns the
 // ReplicaSet's pod-template-hash.
 func currentReplicaSet(ns, app string) string {
+	return replicaSetOfTemplate(ns, app, nil)
+}
+
+// startRollout plays the deployment controller's first sync of a new pod template: a
+// ReplicaSet for it, as currentReplicaSet, and a status in the same sync that counts no pod
+// of it yet while the earlier template's pods still run and serve.
+func startRollout(ns, app string) string {
+	return replicaSetOfTemplate(ns, app, func(s *appsv1.DeploymentStatus) {
+		s.Replicas, s.UpdatedReplicas = max(s.Replicas, s.AvailableReplicas), 0
+		s.Conditions = slices.DeleteFunc(s.Conditions, func(c appsv1.DeploymentCondition) bool { return c.Type == appsv1.DeploymentProgressing })
+		s.Conditions = append(s.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue,
+			Reason: "NewReplicaSetCreated", LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()})
+	})
+}
+
+// replicaSetOfTemplate is currentReplicaSet, with the Deployment's status changed by mutate
+// (when set) in the write that observes its latest generation.
+func replicaSetOfTemplate(ns, app string, mutate func(*appsv1.DeploymentStatus)) string {
 	var hash string
 	Eventually(func(g Gomega) {
 		d := getDeployment(ns, app)(g)
@@ -212,13 +231,23 @@ func currentReplicaSet(ns, app string) string {
 			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector},
 				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: d.Spec.Template.Spec}},
 		}
-		g.Expect(k8s.Create(suiteCtx, rs)).To(Succeed())
+		// A template that had a ReplicaSet before gets it back, with the next revision, as the
+		// deployment controller does.
+		if existing := (&appsv1.ReplicaSet{}); k8s.Get(suiteCtx, key(ns, rs.Name), existing) == nil {
+			existing.Annotations = rs.Annotations
+			g.Expect(k8s.Update(suiteCtx, existing)).To(Succeed())
+		} else {
+			g.Expect(k8s.Create(suiteCtx, rs)).To(Succeed())
+		}
 		if d.Annotations == nil {
 			d.Annotations = map[string]string{}
 		}
 		d.Annotations["deployment.kubernetes.io/revision"] = strconv.Itoa(revision)
 		g.Expect(k8s.Update(suiteCtx, d)).To(Succeed())
 		d.Status.ObservedGeneration = d.Generation
+		if mutate != nil {
+			mutate(&d.Status)
+		}
 		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 	}).Should(Succeed())
 	return hash

@@ -51,7 +51,7 @@ func podCache() cache.ByObject {
 
 // trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
 // the pod-template-hash), deletion, and the waiting state and image of containers that wait
-// for something the user must fix. Spec, owners, managedFields, annotations and the rest of the
+// for something the user must fix or crash-loop (status.BlocksRollout). Spec, owners, managedFields, annotations and the rest of the
 // status are dropped, so a cached pod costs a fraction of a full one (TestPodCacheFootprint
 // bounds it; docs/performance/tuning.md has the figures). It is idempotent, as a cache
 // transform must be.
@@ -68,7 +68,7 @@ func trimPod(in any) (any, error) {
 		},
 	}
 	for _, c := range pod.Status.ContainerStatuses {
-		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
+		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
 			out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
 				Name:  c.Name,
 				Image: imageOf(pod, c),
@@ -199,14 +199,15 @@ func trimReplicaSet(in any) (any, error) {
 	return out, nil
 }
 
-// waitingIn lists the containers of a pod that wait for something the user must fix.
+// waitingIn lists the containers of a pod that wait for something the user must fix, or
+// crash-loop: what keeps a new template from rolling out (status.BlocksRollout).
 func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	if pod.DeletionTimestamp != nil {
 		return nil
 	}
 	var out []status.ContainerWaiting
 	for _, c := range pod.Status.ContainerStatuses {
-		if w := c.State.Waiting; w != nil && status.UserMustFix(w.Reason) {
+		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
 			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message})
 		}
 	}

@@ -19,6 +19,10 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 	r := rolloutOf(obs.Deployment, obs.DeploymentStale)
 
 	var stalled, degraded, retrying *Failure
+	if obs.RolledBack != nil {
+		// The operator acted on the failure: that is the story, whatever else went wrong.
+		stalled = rolledBack(obs.RolledBack)
+	}
 	for i := range obs.Failures {
 		f := &obs.Failures[i]
 		switch {

@@ -36,6 +36,8 @@ func TestKstatus(t *testing.T) {
 			Failures: []Failure{{Reason: examplev1.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 		"child rejected": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
 			Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"rolled back": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			RolledBack: &examplev1.RollbackStatus{Reason: examplev1.ReasonImagePullBackOff, Message: "m"}}, kstatus.FailedStatus},
 		"waiting for a predecessor": {Observed{Waiting: &Failure{Reason: examplev1.ReasonWaitingForPredecessor, Message: "m"}}, kstatus.InProgressStatus},
 	}
 	for name, tc := range cases {

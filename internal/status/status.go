@@ -51,6 +51,12 @@ type Observed struct {
 	Selector string
 	// ReconcileRequest is the value of the reconcile-requested-at annotation handled.
 	ReconcileRequest string
+	// TemplateHash is the pod-template-hash of the Deployment's current pod template, or ""
+	// while unknown. Once the MyApp is Ready it becomes status.readyTemplate.
+	TemplateHash string
+	// RolledBack is the rollback in force: held from an earlier reconcile (RollbackHeld) or
+	// made by this one. The MyApp is then Stalled with the reason RolledBack.
+	RolledBack *examplev1.RollbackStatus
 }
 
 // Compute returns the status the MyApp should have. Conditions keep their last transition
@@ -72,12 +78,17 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		next.AvailableReplicas = d.Status.AvailableReplicas
 	}
 
+	next.ReadyTemplate = app.Status.ReadyTemplate
+	next.RolledBack = obs.RolledBack.DeepCopy()
 	for _, c := range decide(app, obs, now) {
 		c.ObservedGeneration = app.Generation
 		// SetStatusCondition keeps the stored transition time while the status holds, and
 		// takes this one when it changes.
 		c.LastTransitionTime = now
 		meta.SetStatusCondition(&next.Conditions, c)
+		if c.Type == examplev1.ConditionReady && c.Status == metav1.ConditionTrue && obs.TemplateHash != "" {
+			next.ReadyTemplate = obs.TemplateHash
+		}
 	}
 
 	if !equalIgnoringTimes(app.Status, next) {

@@ -70,6 +70,7 @@ func FuzzHealthAgreesWithKstatus(f *testing.F) {
 		`{"Failures":[{"Reason":"ApplyFailed","Message":"m"}]}`,
 		`{"Failures":[{"Reason":"ChildNotOwned","Message":"n","Terminal":true}]}`,
 		`{"Waiting":{"Reason":"WaitingForPredecessor","Message":"w"}}`,
+		`{"Deployment":{"metadata":{"name":"web","generation":2},"spec":{"replicas":2},"status":{"observedGeneration":2,"replicas":2,"updatedReplicas":2,"readyReplicas":2,"availableReplicas":2}},"DeploymentStale":true,"RolledBack":{"generation":1,"failedTemplate":"b","template":"a","reason":"ImagePullBackOff","message":"Rolled back","time":"2026-01-01T00:00:00Z"}}`,
 	} {
 		f.Add([]byte(seed), int64(1), int64(0))
 		f.Add([]byte(seed), int64(3), int64(1))

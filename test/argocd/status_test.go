@@ -54,6 +54,8 @@ func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
 			Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Message: "forbidden"})}, kstatus.FailedStatus},
 		"child not owned": {status.Observed{Deployment: deployment(3, 3, 3, 3),
 			Failures: []status.Failure{{Reason: examplev1.ReasonChildNotOwned, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"rolled back: the last Ready template serves, the spec's failed": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			RolledBack: &examplev1.RollbackStatus{Reason: examplev1.ReasonImagePullBackOff, Message: "Rolled back"}}, kstatus.FailedStatus},
 		"a transient failure being retried": {status.Observed{Deployment: deployment(3, 3, 3, 3),
 			Failures: []status.Failure{{Reason: examplev1.ReasonApplyFailed, Message: "m"}}}, kstatus.InProgressStatus},
 		"one pod cannot pull beside a rolled-out, available Deployment": {status.Observed{Deployment: deployment(2, 2, 2, 2),

@@ -23,7 +23,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"example.com/myapps/status":                 {"patch"},
 		"example.com/myapps/finalizers":             {"update"}, // blockOwnerDeletion on children
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
-		"apps/replicasets":                          {"list", "watch", "patch", "delete"}, // list and watch: the pod cache's ReplicaSet metadata; patch and delete: the 0.2.0 selector migration
+		"apps/replicasets":                          {"get", "list", "watch", "patch", "delete"}, // list and watch: the pod cache's ReplicaSet metadata; get: the template a failed rollout returns to (rollback.go); patch and delete: the 0.2.0 selector migration
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
 		"/configmaps":                               {"get", "list", "watch", "create", "patch", "delete"}, // the files ConfigMaps (files.go); leader election uses a Lease
 		"/pods":                                     {"list", "watch"},                                     // the kubelet's reasons a pod cannot start (pods.go)

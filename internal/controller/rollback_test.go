@@ -1,0 +1,217 @@
+package controller
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// promoteReplicaSet plays the deployment controller's sync after the Deployment's template
+// went back to that of an existing ReplicaSet: that ReplicaSet takes the next revision, and
+// the Deployment's latest generation is observed.
+func promoteReplicaSet(ns, app, hash string) {
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, app)(g)
+		revision, err := strconv.Atoi(d.Annotations[revisionAnnotation])
+		g.Expect(err).NotTo(HaveOccurred())
+		rs := &appsv1.ReplicaSet{}
+		g.Expect(k8s.Get(suiteCtx, key(ns, app+"-"+hash), rs)).To(Succeed())
+		rs.Annotations[revisionAnnotation] = strconv.Itoa(revision + 1)
+		g.Expect(k8s.Update(suiteCtx, rs)).To(Succeed())
+		d.Annotations[revisionAnnotation] = strconv.Itoa(revision + 1)
+		g.Expect(k8s.Update(suiteCtx, d)).To(Succeed())
+		d.Status.ObservedGeneration = d.Generation
+		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// passProgressDeadline plays the deployment controller giving up on the current rollout.
+func passProgressDeadline(ns, app string) {
+	Eventually(func(g Gomega) {
+		d := getDeployment(ns, app)(g)
+		d.Status.ObservedGeneration = d.Generation
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+			Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet has timed out progressing.",
+			LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
+	}).Should(Succeed())
+}
+
+var _ = Describe("A failed rollout", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	image := func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }
+	// readyOn makes the MyApp's first template Ready, as the deployment controller and the
+	// kubelet would, and returns its pod-template-hash once the status records it.
+	readyOn := func() string {
+		hash := currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) string { return getMyApp(ns, "web")(g).Status.ReadyTemplate }).Should(Equal(hash))
+		return hash
+	}
+	setImage := func(app *examplev1.MyApp, img string) {
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = img })
+		Eventually(image).Should(Equal(img))
+	}
+	rolledBackFor := func(reason string) func(Gomega) *examplev1.RollbackStatus {
+		return func(g Gomega) *examplev1.RollbackStatus {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.RolledBack).NotTo(BeNil())
+			g.Expect(a.Status.RolledBack.Reason).To(Equal(reason))
+			for _, typ := range []string{examplev1.ConditionReady, examplev1.ConditionStalled, examplev1.ConditionDegraded} {
+				g.Expect(condition(g, a, typ).Reason).To(Equal(examplev1.ReasonRolledBack), typ)
+			}
+			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			return a.Status.RolledBack
+		}
+	}
+
+	It("is rolled back to the last Ready template when the new image cannot be pulled, once, until the spec changes", func() {
+		app := createMyApp(ns, "web", nil)
+		good := readyOn()
+
+		By("a new image the kubelet cannot pull")
+		setImage(app, "nginx:no-such-tag")
+		bad := startRollout(ns, "web")
+		setWaiting(createPodOf(ns, "web", bad), "ErrImagePull", "manifest unknown")
+
+		By("the Deployment back on the last Ready template, the MyApp Stalled with RolledBack, naming both images")
+		Eventually(image).Should(Equal("nginx:1.27"))
+		rb := rolledBackFor(examplev1.ReasonImagePullBackOff)(Default)
+		Expect(rb.FailedTemplate).To(Equal(bad))
+		Expect(rb.Template).To(Equal(good))
+		Expect(rb.Generation).To(Equal(int64(2)))
+		Expect(rb.Message).To(And(ContainSubstring(`"nginx:no-such-tag"`), ContainSubstring(`"nginx:1.27"`), ContainSubstring("cannot pull")))
+		promoteReplicaSet(ns, "web", good)
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement(examplev1.ReasonRolledBack))
+
+		By("no flapping: the failed template is not tried again through resyncs")
+		Consistently(func(g Gomega) {
+			g.Expect(image(g)).To(Equal("nginx:1.27"))
+			rolledBackFor(examplev1.ReasonImagePullBackOff)(g)
+		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1), "one Warning event")
+		Expect(getMyApp(ns, "web")(Default).Spec.Image).To(Equal("nginx:no-such-tag"), "nothing is written to the spec")
+
+		By("a reconcile request tries the failed template again")
+		requestReconcile(app, "try-again")
+		Eventually(image).Should(Equal("nginx:no-such-tag"))
+
+		By("a good change rolls forward, and the rollback is history")
+		setImage(app, "nginx:1.28")
+		next := currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.RolledBack).To(BeNil())
+			g.Expect(a.Status.ReadyTemplate).To(Equal(next))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("is rolled back when new pods crash-loop or their config is missing, and when the progress deadline passes; not while it is only slow", func() {
+		app := createMyApp(ns, "web", nil)
+		good := readyOn()
+
+		By("a slow rollout: new pods that are not ready yet, no deadline passed")
+		setImage(app, "nginx:slow")
+		slow := startRollout(ns, "web")
+		createPodOf(ns, "web", slow)
+		Consistently(image, 3*resyncPeriod, 200*time.Millisecond).Should(Equal("nginx:slow"))
+
+		By("its progress deadline passing")
+		passProgressDeadline(ns, "web")
+		Eventually(image).Should(Equal("nginx:1.27"))
+		rolledBackFor(examplev1.ReasonProgressDeadlineExceeded)(Default)
+		promoteReplicaSet(ns, "web", good)
+
+		By("a crash loop")
+		setImage(app, "nginx:crashes")
+		crashing := startRollout(ns, "web")
+		setWaiting(createPodOf(ns, "web", crashing), "CrashLoopBackOff", "back-off 10s restarting failed container")
+		Eventually(image).Should(Equal("nginx:1.27"))
+		Expect(rolledBackFor("CrashLoopBackOff")(Default).Message).To(ContainSubstring("kubectl logs"))
+		promoteReplicaSet(ns, "web", good)
+
+		By("a Secret the new template needs and that is missing")
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.Image = "nginx:1.29"
+			a.Spec.Env = []examplev1.EnvVar{{Name: "PASSWORD",
+				ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}}}
+		})
+		Eventually(image).Should(Equal("nginx:1.29"))
+		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "CreateContainerConfigError", `secret "db" not found`)
+		Eventually(image).Should(Equal("nginx:1.27"))
+		Eventually(func(g Gomega) []corev1.EnvVar { return container(g, getDeployment(ns, "web")(g)).Env }).Should(BeEmpty())
+		rolledBackFor(examplev1.ReasonCreateContainerConfigError)(Default)
+	})
+
+	It("stays rolled back across a manager restart: the decision lives in the status", func() {
+		ctx, stop := context.WithCancel(suiteCtx)
+		stopped := startQuietManager(ctx)
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
+		good := readyOn()
+		setImage(app, "nginx:no-such-tag")
+		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "ImagePullBackOff", "manifest unknown")
+		Eventually(image).Should(Equal("nginx:1.27"))
+		before := rolledBackFor(examplev1.ReasonImagePullBackOff)(Default)
+		promoteReplicaSet(ns, "web", good)
+
+		By("a new manager, which reconciles the MyApp when it starts: it puts back a deleted Service, and holds")
+		stop()
+		Eventually(stopped).Should(BeClosed())
+		Expect(k8s.Delete(suiteCtx, getService(ns, "web")(Default))).To(Succeed())
+		ctx, stop = context.WithCancel(suiteCtx)
+		DeferCleanup(stop)
+		startQuietManager(ctx)
+		Eventually(getService(ns, "web")).ShouldNot(BeNil())
+		Consistently(func(g Gomega) {
+			g.Expect(image(g)).To(Equal("nginx:1.27"))
+			g.Expect(rolledBackFor(examplev1.ReasonImagePullBackOff)(g)).To(Equal(before))
+		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
+	})
+
+	It("is only reported when autoRollback is false, and when no template was ever Ready; a scale is no rollout", func() {
+		By("a first template that never became Ready: nothing to return to")
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Spec.Image = "nginx:no-such-tag" })
+		setWaiting(createPod(ns, "web"), "ImagePullBackOff", "manifest unknown")
+		Eventually(func(g Gomega) string {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Reason
+		}).Should(Equal(examplev1.ReasonImagePullBackOff))
+
+		By("a scale whose new pods find no room past the deadline: the template is the Ready one")
+		setImage(app, "nginx:1.27")
+		readyOn()
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(5)) })
+		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(5))))
+		passProgressDeadline(ns, "web")
+		Consistently(func(g Gomega) {
+			g.Expect(getMyApp(ns, "web")(g).Status.RolledBack).To(BeNil())
+			g.Expect(image(g)).To(Equal("nginx:1.27"))
+		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+
+		By("autoRollback false: the failure is reported, the Deployment keeps the spec's template")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.AutoRollback = ptrTo(false); a.Spec.Image = "nginx:no-such-tag" })
+		Eventually(image).Should(Equal("nginx:no-such-tag"))
+		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "ImagePullBackOff", "manifest unknown")
+		Eventually(func(g Gomega) string {
+			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Reason
+		}).Should(Equal(examplev1.ReasonImagePullBackOff))
+		Consistently(func(g Gomega) {
+			g.Expect(image(g)).To(Equal("nginx:no-such-tag"))
+			g.Expect(getMyApp(ns, "web")(g).Status.RolledBack).To(BeNil())
+		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+	})
+})
