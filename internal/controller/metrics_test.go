@@ -51,7 +51,14 @@ func seriesOf(g Gomega, ns, name string) map[string]float64 {
 					key += "/" + v
 				}
 			}
-			out[key] = m.GetGauge().GetValue()
+			switch {
+			case m.GetGauge() != nil:
+				out[key] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				out[key] = m.GetCounter().GetValue()
+			default:
+				g.Expect(m).To(Or(HaveField("Gauge", Not(BeNil())), HaveField("Counter", Not(BeNil()))), "%s: neither a gauge nor a counter", key)
+			}
 		}
 	}
 	return out

@@ -109,6 +109,9 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 	}
 	obs.Deployment, obs.DeploymentStale, obs.TemplateHash = applied, true, ""
 	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", reason, "from", hash, "to", ready)
+	if r.Metrics != nil {
+		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	}
 	return 0, nil
 }
 

@@ -102,6 +102,7 @@ var _ = Describe("A failed rollout", func() {
 			rolledBackFor(examplev1.ReasonImagePullBackOff)(g)
 		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1), "one Warning event")
+		Expect(seriesOf(Default, ns, "web")).To(HaveKeyWithValue("myapp_rollbacks_total", 1.0), "one rollback counted")
 		Expect(getMyApp(ns, "web")(Default).Spec.Image).To(Equal("nginx:no-such-tag"), "nothing is written to the spec")
 
 		By("a reconcile request tries the failed template again")

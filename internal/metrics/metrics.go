@@ -21,6 +21,7 @@ const (
 	ConditionName = "myapp_condition"
 	ReplicasName  = "myapp_replicas"
 	InfoName      = "myapp_info"
+	RollbacksName = "myapp_rollbacks_total"
 )
 
 // Label values of myapp_replicas' kind.
@@ -38,10 +39,12 @@ var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.Co
 // what Record last saw, a few words per MyApp, rather than keeping 19 gauges per MyApp
 // alive between scrapes. Its zero value is not usable: use New.
 type MyApps struct {
-	condition, replicas, info *prometheus.Desc
+	condition, replicas, info, rollbacks *prometheus.Desc
 
 	mu   sync.RWMutex
 	apps map[types.NamespacedName]recorded
+	// rolledBack counts the rollbacks of each MyApp since the manager started.
+	rolledBack map[types.NamespacedName]uint64
 }
 
 // recorded is what the series of one MyApp say.
@@ -67,7 +70,11 @@ func New() *MyApps {
 			[]string{"namespace", "name", "kind"}, nil),
 		info: prometheus.NewDesc(InfoName, "Always 1 for each MyApp, with its image as a label.",
 			[]string{"namespace", "name", "image"}, nil),
-		apps: map[types.NamespacedName]recorded{},
+		rollbacks: prometheus.NewDesc(RollbacksName,
+			"Rollouts of each MyApp the operator rolled back to the last Ready pod template, since the manager started.",
+			[]string{"namespace", "name"}, nil),
+		apps:       map[types.NamespacedName]recorded{},
+		rolledBack: map[types.NamespacedName]uint64{},
 	}
 }
 
@@ -83,11 +90,12 @@ func (m *MyApps) MustRegisterWithControllerRuntime() *MyApps {
 	return m
 }
 
-// Describe sends the descriptions of the three metrics.
+// Describe sends the descriptions of the four metrics.
 func (m *MyApps) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.condition
 	ch <- m.replicas
 	ch <- m.info
+	ch <- m.rollbacks
 }
 
 // Collect sends the series of every MyApp recorded and not forgotten. It copies what it
@@ -97,6 +105,10 @@ func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
 	apps := make(map[types.NamespacedName]recorded, len(m.apps))
 	for k, r := range m.apps {
 		apps[k] = r
+	}
+	rolledBack := make(map[types.NamespacedName]uint64, len(m.rolledBack))
+	for k, n := range m.rolledBack {
+		rolledBack[k] = n
 	}
 	m.mu.RUnlock()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
@@ -121,7 +133,21 @@ func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
 		gauge(m.replicas, float64(r.ready), ns, name, KindReady)
 		gauge(m.replicas, float64(r.available), ns, name, KindAvailable)
 		gauge(m.info, 1, ns, name, r.image)
+		// Every recorded MyApp has the series, 0 until a rollback, so that increase() sees
+		// the first one.
+		counter, err := prometheus.NewConstMetric(m.rollbacks, prometheus.CounterValue, float64(rolledBack[key]), ns, name)
+		if err != nil {
+			counter = prometheus.NewInvalidMetric(m.rollbacks, err)
+		}
+		ch <- counter
 	}
+}
+
+// RolledBack counts one rollback of the MyApp.
+func (m *MyApps) RolledBack(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rolledBack[key]++
 }
 
 // Record sets the series of a MyApp from its status, as written, and the desired count of its
@@ -149,4 +175,5 @@ func (m *MyApps) Forget(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.apps, key)
+	delete(m.rolledBack, key)
 }

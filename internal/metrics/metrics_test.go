@@ -47,7 +47,14 @@ func series(t *testing.T, reg *prometheus.Registry, name string) map[string]floa
 				labels = append(labels, l.GetName()+"="+l.GetValue())
 			}
 			sort.Strings(labels)
-			out[strings.Join(labels, ",")] = m.GetGauge().GetValue()
+			switch {
+			case m.GetGauge() != nil:
+				out[strings.Join(labels, ",")] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				out[strings.Join(labels, ",")] = m.GetCounter().GetValue()
+			default:
+				t.Fatalf("%s{%s} is neither a gauge nor a counter", name, strings.Join(labels, ","))
+			}
 		}
 	}
 	return out
@@ -112,12 +119,22 @@ myapp_info{image="nginx:1.27",name="web",namespace="shop"} 1
 		t.Errorf("Ready False = %v after the change, want 1", got)
 	}
 
+	// Rollbacks count per MyApp, from 0.
+	if got := series(t, reg, RollbacksName)["name=web,namespace=shop"]; got != 0 {
+		t.Errorf("rollbacks before any = %v, want a series at 0", got)
+	}
+	m.RolledBack(types.NamespacedName{Namespace: "shop", Name: "web"})
+	m.RolledBack(types.NamespacedName{Namespace: "shop", Name: "web"})
+	if got := series(t, reg, RollbacksName)["name=web,namespace=shop"]; got != 2 {
+		t.Errorf("rollbacks = %v after two, want 2", got)
+	}
+
 	// Another MyApp stays when one is forgotten.
 	other := app("nginx:1.27", metav1.ConditionTrue)
 	other.Name = "api"
 	m.Record(other, nil)
 	m.Forget(types.NamespacedName{Namespace: "shop", Name: "web"})
-	for name, want := range map[string]int{ConditionName: 15, ReplicasName: 3, InfoName: 1} {
+	for name, want := range map[string]int{ConditionName: 15, ReplicasName: 3, InfoName: 1, RollbacksName: 1} {
 		got := series(t, reg, name)
 		if len(got) != want {
 			t.Errorf("%s: %d series left, want only the other MyApp's %d", name, len(got), want)
