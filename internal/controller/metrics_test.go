@@ -12,7 +12,7 @@ var _ = Describe("Per-MyApp metrics", func() {
 	It("follow the status, and are removed with the MyApp", func() {
 		ns := newNamespace()
 		app := createMyApp(ns, "web", nil)
-		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns, "web") }).Should(And(
+		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns) }).Should(And(
 			HaveKeyWithValue(metrics.ConditionName+"/Ready/False", 1.0),
 			HaveKeyWithValue(metrics.ConditionName+"/Ready/True", 0.0),
 			HaveKeyWithValue(metrics.ReplicasName+"/desired", 2.0),
@@ -20,7 +20,7 @@ var _ = Describe("Per-MyApp metrics", func() {
 		))
 
 		rollOut(ns, "web")
-		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns, "web") }).Should(And(
+		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns) }).Should(And(
 			HaveKeyWithValue(metrics.ConditionName+"/Ready/True", 1.0),
 			HaveKeyWithValue(metrics.ReplicasName+"/ready", 2.0),
 			HaveKeyWithValue(metrics.ReplicasName+"/available", 2.0),
@@ -28,14 +28,15 @@ var _ = Describe("Per-MyApp metrics", func() {
 
 		By("deleting the MyApp")
 		Expect(k8s.Delete(suiteCtx, app)).To(Succeed())
-		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns, "web") }).Should(BeEmpty())
+		Eventually(func(g Gomega) map[string]float64 { return seriesOf(g, ns) }).Should(BeEmpty())
 	})
 })
 
-// seriesOf gathers the suite's per-MyApp series of one MyApp, keyed by metric name and the
+// seriesOf gathers the suite's per-MyApp series of the MyApp web in ns, keyed by metric name and the
 // labels that tell its series apart (type/status, kind or image). It fails when it cannot
 // gather.
-func seriesOf(g Gomega, ns, name string) map[string]float64 {
+func seriesOf(g Gomega, ns string) map[string]float64 {
+	const name = "web"
 	families, err := suiteMetrics.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	out := map[string]float64{}

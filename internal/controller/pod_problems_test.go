@@ -193,11 +193,11 @@ func currentReplicaSet(ns, app string) string {
 	return replicaSetOfTemplate(ns, app, nil)
 }
 
-// startRollout plays the deployment controller's first sync of a new pod template: a
-// ReplicaSet for it, as currentReplicaSet, and a status in the same sync that counts no pod
-// of it yet while the earlier template's pods still run and serve.
-func startRollout(ns, app string) string {
-	return replicaSetOfTemplate(ns, app, func(s *appsv1.DeploymentStatus) {
+// startRollout plays the deployment controller's first sync of a new pod template of the
+// MyApp web: a ReplicaSet for it, as currentReplicaSet, and a status in the same sync that
+// counts no pod of it yet while the earlier template's pods still run and serve.
+func startRollout(ns string) string {
+	return replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
 		s.Replicas, s.UpdatedReplicas = max(s.Replicas, s.AvailableReplicas), 0
 		s.Conditions = slices.DeleteFunc(s.Conditions, func(c appsv1.DeploymentCondition) bool { return c.Type == appsv1.DeploymentProgressing })
 		s.Conditions = append(s.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue,

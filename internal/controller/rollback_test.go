@@ -14,10 +14,11 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
-// promoteReplicaSet plays the deployment controller's sync after the Deployment's template
-// went back to that of an existing ReplicaSet: that ReplicaSet takes the next revision, and
-// the Deployment's latest generation is observed.
-func promoteReplicaSet(ns, app, hash string) {
+// promoteReplicaSet plays the deployment controller's sync after the Deployment of the MyApp
+// web went back to the template of an existing ReplicaSet: that ReplicaSet takes the next
+// revision, and the Deployment's latest generation is observed.
+func promoteReplicaSet(ns, hash string) {
+	const app = "web"
 	Eventually(func(g Gomega) {
 		d := getDeployment(ns, app)(g)
 		revision, err := strconv.Atoi(d.Annotations[revisionAnnotation])
@@ -82,7 +83,7 @@ var _ = Describe("A failed rollout", func() {
 
 		By("a new image the kubelet cannot pull")
 		setImage(app, "nginx:no-such-tag")
-		bad := startRollout(ns, "web")
+		bad := startRollout(ns)
 		setWaiting(createPodOf(ns, "web", bad), "ErrImagePull", "manifest unknown")
 
 		By("the Deployment back on the last Ready template, the MyApp Stalled with RolledBack, naming both images")
@@ -92,7 +93,7 @@ var _ = Describe("A failed rollout", func() {
 		Expect(rb.Template).To(Equal(good))
 		Expect(rb.Generation).To(Equal(int64(2)))
 		Expect(rb.Message).To(And(ContainSubstring(`"nginx:no-such-tag"`), ContainSubstring(`"nginx:1.27"`), ContainSubstring("cannot pull")))
-		promoteReplicaSet(ns, "web", good)
+		promoteReplicaSet(ns, good)
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement(examplev1.ReasonRolledBack))
 
@@ -102,7 +103,7 @@ var _ = Describe("A failed rollout", func() {
 			rolledBackFor(examplev1.ReasonImagePullBackOff)(g)
 		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1), "one Warning event")
-		Expect(seriesOf(Default, ns, "web")).To(HaveKeyWithValue("myapp_rollbacks_total", 1.0), "one rollback counted")
+		Expect(seriesOf(Default, ns)).To(HaveKeyWithValue("myapp_rollbacks_total", 1.0), "one rollback counted")
 		Expect(getMyApp(ns, "web")(Default).Spec.Image).To(Equal("nginx:no-such-tag"), "nothing is written to the spec")
 
 		By("a reconcile request tries the failed template again")
@@ -127,7 +128,7 @@ var _ = Describe("A failed rollout", func() {
 
 		By("a slow rollout: new pods that are not ready yet, no deadline passed")
 		setImage(app, "nginx:slow")
-		slow := startRollout(ns, "web")
+		slow := startRollout(ns)
 		createPodOf(ns, "web", slow)
 		Consistently(image, 3*resyncPeriod, 200*time.Millisecond).Should(Equal("nginx:slow"))
 
@@ -135,15 +136,15 @@ var _ = Describe("A failed rollout", func() {
 		passProgressDeadline(ns, "web")
 		Eventually(image).Should(Equal("nginx:1.27"))
 		rolledBackFor(examplev1.ReasonProgressDeadlineExceeded)(Default)
-		promoteReplicaSet(ns, "web", good)
+		promoteReplicaSet(ns, good)
 
 		By("a crash loop")
 		setImage(app, "nginx:crashes")
-		crashing := startRollout(ns, "web")
+		crashing := startRollout(ns)
 		setWaiting(createPodOf(ns, "web", crashing), "CrashLoopBackOff", "back-off 10s restarting failed container")
 		Eventually(image).Should(Equal("nginx:1.27"))
 		Expect(rolledBackFor("CrashLoopBackOff")(Default).Message).To(ContainSubstring("kubectl logs"))
-		promoteReplicaSet(ns, "web", good)
+		promoteReplicaSet(ns, good)
 
 		By("a Secret the new template needs and that is missing")
 		updateMyApp(app, func(a *examplev1.MyApp) {
@@ -152,7 +153,7 @@ var _ = Describe("A failed rollout", func() {
 				ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}}}
 		})
 		Eventually(image).Should(Equal("nginx:1.29"))
-		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "CreateContainerConfigError", `secret "db" not found`)
+		setWaiting(createPodOf(ns, "web", startRollout(ns)), "CreateContainerConfigError", `secret "db" not found`)
 		Eventually(image).Should(Equal("nginx:1.27"))
 		Eventually(func(g Gomega) []corev1.EnvVar { return container(g, getDeployment(ns, "web")(g)).Env }).Should(BeEmpty())
 		rolledBackFor(examplev1.ReasonCreateContainerConfigError)(Default)
@@ -164,10 +165,10 @@ var _ = Describe("A failed rollout", func() {
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
 		good := readyOn()
 		setImage(app, "nginx:no-such-tag")
-		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "ImagePullBackOff", "manifest unknown")
+		setWaiting(createPodOf(ns, "web", startRollout(ns)), "ImagePullBackOff", "manifest unknown")
 		Eventually(image).Should(Equal("nginx:1.27"))
 		before := rolledBackFor(examplev1.ReasonImagePullBackOff)(Default)
-		promoteReplicaSet(ns, "web", good)
+		promoteReplicaSet(ns, good)
 
 		By("a new manager, which reconciles the MyApp when it starts: it puts back a deleted Service, and holds")
 		stop()
@@ -206,7 +207,7 @@ var _ = Describe("A failed rollout", func() {
 		By("autoRollback false: the failure is reported, the Deployment keeps the spec's template")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.AutoRollback = ptrTo(false); a.Spec.Image = "nginx:no-such-tag" })
 		Eventually(image).Should(Equal("nginx:no-such-tag"))
-		setWaiting(createPodOf(ns, "web", startRollout(ns, "web")), "ImagePullBackOff", "manifest unknown")
+		setWaiting(createPodOf(ns, "web", startRollout(ns)), "ImagePullBackOff", "manifest unknown")
 		Eventually(func(g Gomega) string {
 			return condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Reason
 		}).Should(Equal(examplev1.ReasonImagePullBackOff))

@@ -1,0 +1,98 @@
+package realnode
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/traffic"
+)
+
+var _ = Describe("The auto-pilot on a real node", Ordered, Label("realnode", "rollback"), func() {
+	BeforeAll(deployOperatorAgain)
+
+	It("rolls back an image that cannot be pulled and a change that makes the new pods crash, dropping no request, then rolls a good change forward", func() {
+		ns := newNamespace()
+		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
+		app := &examplev1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort),
+				// Endpoints drop a pod before it stops: the rollbacks replace no serving pod,
+				// and the good change at the end replaces them all.
+				TerminationGracePeriodSeconds: ptr.To[int64](20),
+				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 5}}},
+			},
+		}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		first := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+		Eventually(func(g Gomega) string { return myApp(g, ns).Status.ReadyTemplate }).ShouldNot(BeEmpty())
+
+		svc := &corev1.Service{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
+		serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
+		Eventually(traffic.Get).WithArguments(serviceURL).Should(Succeed())
+		const perSecond = 20
+		started := time.Now()
+		stream := traffic.Start(serviceURL, perSecond, 6*time.Minute)
+
+		rolledBack := func(reason string) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				a := myApp(g, ns)
+				g.Expect(a.Status.RolledBack).NotTo(BeNil())
+				g.Expect(a.Status.RolledBack.Reason).To(Equal(reason))
+				g.Expect(a.Status.RolledBack.Generation).To(Equal(a.Generation))
+				stalled := meta.FindStatusCondition(a.Status.Conditions, examplev1.ConditionStalled)
+				g.Expect(stalled).NotTo(BeNil())
+				g.Expect(stalled.Reason).To(Equal(examplev1.ReasonRolledBack))
+				d := &appsv1.Deployment{}
+				g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, d)).To(Succeed())
+				g.Expect(d.Spec.Template.Spec.Containers[0].Image).To(Equal(v1))
+				g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(BeEmpty())
+				// Only the first pods remain, ready: the failed template's pods are gone.
+				pods := podsOf(g, d)
+				g.Expect(pods).To(HaveLen(2))
+				for _, p := range pods {
+					g.Expect(first).To(HaveKey(p.UID), "pod %s is not one of the first pods", p.Name)
+					g.Expect(isReady(p)).To(BeTrue())
+				}
+			}).Should(Succeed())
+		}
+
+		By("(a) an image that cannot be pulled")
+		setImage(app, "registry.invalid/myapp/app:no-such-tag")
+		rolledBack(examplev1.ReasonImagePullBackOff)
+
+		By("(b) arguments the app refuses: its new pods exit and crash-loop")
+		updateSpec(app, func(s *examplev1.MyAppSpec) { s.Image = v1; s.Args = []string{"--no-such-flag"} })
+		rolledBack("CrashLoopBackOff")
+
+		By("a good change rolls forward")
+		updateSpec(app, func(s *examplev1.MyAppSpec) { s.Image = v2; s.Args = nil })
+		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
+		expectOnlyPods(ns, len(after))
+		Eventually(func(g Gomega) *examplev1.RollbackStatus { return myApp(g, ns).Status.RolledBack }).Should(BeNil())
+
+		report := stream.Stop()
+		AddReportEntry("traffic through two rollbacks and a rollout", report.String())
+		Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
+		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
+		Expect(report.Failed).To(BeZero(), "%s", report)
+	})
+})
+
+// myApp reads the MyApp named web of the namespace.
+func myApp(g Gomega, ns string) *examplev1.MyApp {
+	a := &examplev1.MyApp{}
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "web"}, a)).To(Succeed())
+	return a
+}
