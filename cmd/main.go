@@ -30,6 +30,7 @@ import (
 	"github.com/example/myapp-operator/internal/health"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/metricsauth"
+	"github.com/example/myapp-operator/internal/status"
 )
 
 func main() {
@@ -43,6 +44,7 @@ func main() {
 		syncPeriod                        time.Duration
 		leaseDuration, renewDeadline      time.Duration
 		retryPeriod                       time.Duration
+		rolloutFailureGrace               time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -80,6 +82,8 @@ func main() {
 		"How long the leader keeps trying to renew its lease before giving up leadership (and exiting).")
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second,
 		"How often the leader renews, and a standby tries to acquire, the lease.")
+	flag.DurationVar(&rolloutFailureGrace, "rollout-failure-grace", status.DefaultRolloutFailureGrace,
+		"How long a pod of a new pod template may fail to pull, start or keep running before the operator rolls the rollout back.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -147,6 +151,7 @@ func main() {
 		MaxConcurrentReconciles: maxConcurrentReconciles,
 		WatchNamespaces:         namespaces,
 		Metrics:                 metrics.New().MustRegisterWithControllerRuntime(),
+		RolloutFailureGrace:     rolloutFailureGrace,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)

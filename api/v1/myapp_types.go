@@ -247,10 +247,11 @@ type MyAppSpec struct {
 	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 
 	// AutoRollback, true or left out, lets the operator return the Deployment to the last pod
-	// template that was Ready when the rollout of a new template fails: its pods cannot pull
-	// or run their image, cannot be created from their configuration, crash-loop, or the
-	// Deployment passes its progress deadline. The MyApp is then Stalled with the reason
-	// RolledBack until the spec changes. False only reports the failure.
+	// template whose rollout completed when the rollout of a new template fails: its pods
+	// cannot pull or run their image, cannot be created from their configuration, or
+	// crash-loop (for longer than the manager's --rollout-failure-grace, 30 s by default), or
+	// the Deployment passes its progress deadline. The MyApp is then Stalled with the reason
+	// RolledBack while the spec asks for the failed template. False only reports the failure.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll back a failed rollout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	AutoRollback *bool `json:"autoRollback,omitempty"`
@@ -584,9 +585,17 @@ type RollbackStatus struct {
 	// +required
 	Generation int64 `json:"generation"`
 
-	// ReconcileRequest is the value of the reconcile-request annotation when it failed; a new
-	// value asks the operator to try the template again.
-	// +kubebuilder:validation:MaxLength=256
+	// FailedSpec is a digest (SHA-256, hex) of the pod template the spec asked for when it
+	// failed. The rollback holds while the spec asks for that same template: a change of
+	// anything else (replicas, the Service) does not try it again.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	FailedSpec string `json:"failedSpec"`
+
+	// ReconcileRequest is a digest (SHA-256, hex) of the reconcile-request annotation's value
+	// when the template failed, or empty when there was none; a new value asks the operator to
+	// try the template again.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	ReconcileRequest string `json:"reconcileRequest,omitempty"`
 
@@ -675,16 +684,17 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last handled reconcile request"
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
 
-	// ReadyTemplate is the pod-template-hash of the Deployment's pod template when the MyApp
-	// was last Ready: the template a failed rollout is rolled back to.
+	// ReadyTemplate is the pod-template-hash of the last pod template whose rollout the
+	// Deployment completed, every pod on it and available: the template a failed rollout is
+	// rolled back to.
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last Ready pod template"
 	ReadyTemplate string `json:"readyTemplate,omitempty"`
 
-	// RolledBack, while set, says that the rollout of this generation's pod template failed
-	// and that the operator returned the Deployment to ReadyTemplate. The operator does not
-	// try that template again until the spec changes (a new generation) or a reconcile is
+	// RolledBack, while set, says that the rollout of the pod template the spec asks for
+	// failed and that the operator returned the Deployment to ReadyTemplate. The operator does
+	// not try that template again until the spec asks for another one or a reconcile is
 	// requested (myapp.example.com/reconcile-requested-at).
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Rolled back"

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,7 +45,7 @@ func filesCache(ours cache.ByObject) (client.Object, cache.ByObject) {
 }
 
 // trimFilesConfigMap keeps of a files ConfigMap's metadata what the reconciler reads: its
-// name, labels, controller and deletion. It is idempotent, as a cache transform must be.
+// name, labels, controller, creation and deletion. It is idempotent, as a cache transform must be.
 func trimFilesConfigMap(in any) (any, error) {
 	m, ok := in.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -52,7 +53,7 @@ func trimFilesConfigMap(in any) (any, error) {
 	}
 	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp,
+		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
 	}}
 	if owner := metav1.GetControllerOf(m); owner != nil {
 		out.OwnerReferences = []metav1.OwnerReference{*owner}
@@ -72,9 +73,14 @@ func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp,
 	if err != nil || found {
 		return err
 	}
-	exists, err := r.readChild(ctx, r.APIReader, app, name, configMapMetadata())
+	live := configMapMetadata()
+	exists, err := r.readChild(ctx, r.APIReader, app, name, live)
 	if err != nil {
 		return err
+	}
+	if exists && live.Labels[desired.LabelFiles] == files.Hash && live.Labels[desired.LabelManagedBy] == desired.ManagedBy &&
+		live.Labels[desired.LabelSelector] == app.Name {
+		return nil // created a moment ago, not yet in the cache
 	}
 	if err := ssa.Apply(ctx, r.Client, files.ConfigMap, &corev1.ConfigMap{}, FieldOwner, exists); err != nil {
 		return &applyError{kind: kindConfigMap, name: name, err: err}
@@ -87,13 +93,14 @@ func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp,
 }
 
 // collectFiles deletes the MyApp's files ConfigMaps that neither the spec (keep, the hash of
-// its files, or "") nor a ReplicaSet of the Deployment d mounts. It deletes nothing while it
-// cannot tell: without the Deployment, or while the ReplicaSet cache cannot answer.
-func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, d *appsv1.Deployment, keep string) error {
+// its files, or "") nor a ReplicaSet of the MyApp mounts, once older than filesGrace. It
+// deletes nothing while it cannot tell: without the Deployment d, or while the ReplicaSet
+// cache cannot answer. retry, when set, is when a ConfigMap waiting out its grace may go.
+func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, d *appsv1.Deployment, keep string, now time.Time) (retry time.Duration, err error) {
 	maps := &metav1.PartialObjectMetadataList{}
 	maps.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindConfigMap + "List"))
 	if err := r.List(ctx, maps, client.InNamespace(app.Namespace), client.MatchingLabels{desired.LabelSelector: app.Name}); err != nil {
-		return err
+		return 0, err
 	}
 	var stale []*metav1.PartialObjectMetadata
 	for i := range maps.Items {
@@ -102,29 +109,43 @@ func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp
 			stale = append(stale, m)
 		}
 	}
-	if len(stale) == 0 || d == nil || d.UID == "" || r.pods == nil {
-		return nil
+	if len(stale) == 0 || d == nil || r.pods == nil {
+		return 0, nil
 	}
-	mounted, known, err := r.mountedFiles(ctx, app, d)
+	mounted, known, err := r.mountedFiles(ctx, app)
 	if err != nil || !known {
-		return err
+		return 0, err
 	}
 	for _, m := range stale {
 		if mounted[m.Labels[desired.LabelFiles]] {
 			continue
 		}
+		// A ConfigMap made a moment ago may be mounted by a ReplicaSet the cache does not
+		// hold yet: it waits out filesGrace.
+		if age := now.Sub(m.CreationTimestamp.Time); age < filesGrace {
+			if retry == 0 || filesGrace-age < retry {
+				retry = filesGrace - age
+			}
+			continue
+		}
 		err := r.Delete(ctx, m, client.Preconditions{UID: &m.UID})
 		if client.IgnoreNotFound(err) != nil {
-			return &applyError{kind: kindConfigMap, name: m.Name, err: err}
+			return retry, &applyError{kind: kindConfigMap, name: m.Name, err: err}
 		}
 		ch.record(r, app, reasonDeleted, kindConfigMap, m.Name)
 	}
-	return nil
+	return retry, nil
 }
 
-// mountedFiles are the hashes of the files ConfigMaps the ReplicaSets of the Deployment d
-// mount, from the ReplicaSet cache. known is false while that cache has not synced.
-func (r *MyAppReconciler) mountedFiles(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (map[string]bool, bool, error) {
+// filesGrace is how old a files ConfigMap no ReplicaSet mounts must be before it is deleted:
+// longer than the ReplicaSet cache takes to show a ReplicaSet just created.
+const filesGrace = 10 * time.Second
+
+// mountedFiles are the hashes of the files ConfigMaps the ReplicaSets of the MyApp mount,
+// from the ReplicaSet cache: every ReplicaSet with the MyApp's label, whoever controls it (one
+// orphaned by a Deployment deleted with --cascade=orphan is adopted by the next). known is
+// false while that cache has not synced.
+func (r *MyAppReconciler) mountedFiles(ctx context.Context, app *examplev1.MyApp) (map[string]bool, bool, error) {
 	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
 	defer cancel()
 	sets := &metav1.PartialObjectMetadataList{}
@@ -137,11 +158,8 @@ func (r *MyAppReconciler) mountedFiles(ctx context.Context, app *examplev1.MyApp
 	}
 	mounted := map[string]bool{}
 	for i := range sets.Items {
-		rs := &sets.Items[i]
-		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID {
-			if hash, ok := rs.Labels[desired.LabelFiles]; ok {
-				mounted[hash] = true
-			}
+		if hash, ok := sets.Items[i].Labels[desired.LabelFiles]; ok {
+			mounted[hash] = true
 		}
 	}
 	return mounted, true, nil

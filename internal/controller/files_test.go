@@ -88,7 +88,7 @@ var _ = Describe("A MyApp's files", func() {
 
 		By("the ReplicaSets pruned, as the deployment controller does past revisionHistoryLimit: their ConfigMaps go")
 		Expect(k8s.Delete(suiteCtx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-" + second}})).To(Succeed())
-		Eventually(gone("web-files-" + v2)).Should(Succeed())
+		Eventually(gone("web-files-" + v2)).WithTimeout(time.Minute).Should(Succeed())
 		Expect(getConfigMap(ns, "web-files-"+v1)(Default)).NotTo(BeNil(), "its ReplicaSet is still there")
 		sets := &appsv1.ReplicaSetList{}
 		Expect(k8s.List(suiteCtx, sets)).To(Succeed())
@@ -97,7 +97,7 @@ var _ = Describe("A MyApp's files", func() {
 				Expect(k8s.Delete(suiteCtx, &sets.Items[i])).To(Succeed())
 			}
 		}
-		Eventually(gone("web-files-" + v1)).Should(Succeed())
+		Eventually(gone("web-files-" + v1)).WithTimeout(time.Minute).Should(Succeed())
 	})
 
 	It("cost a new MyApp one more child: one read and one create of its ConfigMap, and nothing at steady state", func() {

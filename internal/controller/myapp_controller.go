@@ -57,6 +57,10 @@ type MyAppReconciler struct {
 	WatchNamespaces []string
 	// Now is the clock of the status and of the deadlines (time.Now when nil).
 	Now func() time.Time
+	// RolloutFailureGrace is how long a pod of a new template may wait for a reason that
+	// blocks its rollout before the operator rolls back (status.DefaultRolloutFailureGrace
+	// when 0).
+	RolloutFailureGrace time.Duration
 	// Metrics, when set, receives each MyApp's status as gauges, and forgets a deleted MyApp.
 	Metrics *metrics.MyApps
 
@@ -65,6 +69,8 @@ type MyAppReconciler struct {
 	carried carriedIntents
 	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).
 	statusWrites statusWrites
+	// rollbacks remembers the rollbacks made and held (rollback.go).
+	rollbacks rollbacks
 }
 
 // The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
@@ -109,7 +115,7 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
 	obs.Pods = pods
-	retry, err = r.autoPilot(ctx, app, &out.changes, &obs, now)
+	retry, err = r.autoPilot(ctx, app, &out.changes, &obs, out.deployment, now)
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
 	out.changes.emit(r, app)
@@ -143,6 +149,7 @@ func (r *MyAppReconciler) recordMetrics(app *examplev1.MyApp, obs status.Observe
 func (r *MyAppReconciler) forget(key types.NamespacedName) {
 	r.carried.forget(key)
 	r.statusWrites.forget(key)
+	r.rollbacks.forget(key)
 	if r.Metrics != nil {
 		r.Metrics.Forget(key)
 	}
@@ -192,12 +199,14 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached)
 	out.add(r, app, obs, err)
 	held := false
-	if phase == migrationNone && status.AutoRollback(app) && status.RollbackHeld(app) {
-		// The template of this generation failed and was rolled back (rollback.go): it is not
-		// tried again until the spec changes or a reconcile is requested.
-		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached)
+	if rb, template := r.heldRollback(app, specTemplateDigest(deployment)); rb != nil && phase == migrationNone &&
+		status.AutoRollback(app) && deployment != nil {
+		// The template the spec asks for failed and was rolled back (rollback.go): it is not
+		// tried again until the spec asks for another or a reconcile is requested.
+		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached, deployment, rb, template)
 		out.add(r, app, obs, err)
 	}
+	out.deployment = deployment
 	switch {
 	case held:
 	case phase == migrationOrphaning:
@@ -268,7 +277,9 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	if files != nil {
 		keep = files.Hash
 	}
-	out.add(r, app, obs, r.collectFiles(ctx, app, &out.changes, obs.Deployment, keep))
+	retry, err := r.collectFiles(ctx, app, &out.changes, obs.Deployment, keep, now)
+	out.add(r, app, obs, err)
+	out.retryWithin(retry)
 	for i := optional; i < len(obs.Failures); i++ {
 		obs.Failures[i].ServedWithout = true
 	}
@@ -311,6 +322,9 @@ type outcome struct {
 	// details are the API server's own words for the problems the status states in the
 	// operator's, by reason, for the Warning event that reports them.
 	details map[string]string
+	// deployment is the Deployment the spec asks for, for the auto-pilot (nil when the spec
+	// cannot be built into one).
+	deployment *appsv1ac.DeploymentApplyConfiguration
 }
 
 // add records err, if any: in the observation for the status, as a warning event, and as

@@ -50,7 +50,7 @@ func podCache() cache.ByObject {
 }
 
 // trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
-// the pod-template-hash), deletion, and the waiting state and image of containers that wait
+// the pod-template-hash), creation and deletion, and the waiting state and image of containers that wait
 // for something the user must fix or crash-loop (status.BlocksRollout). Spec, owners, managedFields, annotations and the rest of the
 // status are dropped, so a cached pod costs a fraction of a full one (TestPodCacheFootprint
 // bounds it; docs/performance/tuning.md has the figures). It is idempotent, as a cache
@@ -64,7 +64,7 @@ func trimPod(in any) (any, error) {
 		TypeMeta: pod.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name: pod.Name, Namespace: pod.Namespace, ResourceVersion: pod.ResourceVersion,
-			Labels: pod.Labels, DeletionTimestamp: pod.DeletionTimestamp,
+			Labels: pod.Labels, DeletionTimestamp: pod.DeletionTimestamp, CreationTimestamp: pod.CreationTimestamp,
 		},
 	}
 	for _, c := range pod.Status.ContainerStatuses {
@@ -208,7 +208,8 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	var out []status.ContainerWaiting
 	for _, c := range pod.Status.ContainerStatuses {
 		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
-			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message})
+			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message,
+				Since: pod.CreationTimestamp.Time})
 		}
 	}
 	return out

@@ -106,6 +106,12 @@ var _ = Describe("A failed rollout", func() {
 		Expect(seriesOf(Default, ns)).To(HaveKeyWithValue("myapp_rollbacks_total", 1.0), "one rollback counted")
 		Expect(getMyApp(ns, "web")(Default).Spec.Image).To(Equal("nginx:no-such-tag"), "nothing is written to the spec")
 
+		By("a change of something else than the template (replicas) is applied, and the failed template not tried again")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(3)) })
+		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(3))))
+		Consistently(image, 2*resyncPeriod, 200*time.Millisecond).Should(Equal("nginx:1.27"))
+		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
+
 		By("a reconcile request tries the failed template again")
 		requestReconcile(app, "try-again")
 		Eventually(image).Should(Equal("nginx:no-such-tag"))

@@ -163,6 +163,9 @@ func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 		WatchNamespaces:         opts.namespaces,
 		Now:                     opts.now,
 		Metrics:                 myAppMetrics(opts.metrics),
+		// The stories' pods fail from their first status: a short grace keeps them quick;
+		// internal/status tests the grace itself.
+		RolloutFailureGrace: time.Second,
 	}).SetupWithManager(mgr)).To(Succeed())
 	stopped := make(chan struct{})
 	go func() {

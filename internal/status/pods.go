@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
@@ -18,6 +19,9 @@ type ContainerWaiting struct {
 	Image string
 	// Reason and Message are the kubelet's (containerStatuses[].state.waiting).
 	Reason, Message string
+	// Since is when the pod was created: a rollout counts as failed only on a pod problem
+	// older than its grace (RolloutFailure).
+	Since time.Time
 }
 
 // podReasons maps the kubelet's waiting reasons that only the user can fix to the MyApp's

@@ -1,7 +1,10 @@
 package status
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -13,6 +16,11 @@ import (
 // crash-loop while the last Ready one ran has failed its rollout.
 const reasonCrashLoopBackOff = "CrashLoopBackOff"
 
+// DefaultRolloutFailureGrace is how long a pod of a new template may wait for a reason that
+// blocks its rollout before the rollout counts as failed: a registry that refuses one pull, a
+// first crash, a Secret created a few seconds after the Deployment do not roll back.
+const DefaultRolloutFailureGrace = 30 * time.Second
+
 // BlocksRollout tells whether a container waiting with the kubelet's reason keeps a new pod
 // template from rolling out: what the user must fix (UserMustFix), and a crash loop. The
 // operator's pod cache keeps only such states.
@@ -22,34 +30,69 @@ func BlocksRollout(kubeletReason string) bool {
 
 // RolloutFailure tells whether the rollout of the Deployment's current pod template failed
 // for a reason tied to that template, from the waiting containers of that template's pods
-// (pods) and the Deployment: a container that cannot pull or parse its image, cannot be
-// created from its configuration or crash-loops, or the deployment controller's progress
-// deadline passed for the Deployment's latest generation. A rollout that is only slow has
-// not failed before its deadline. reason is the kubelet's (ErrImagePull as
-// ImagePullBackOff) or ProgressDeadlineExceeded; message says what failed.
-func RolloutFailure(app *examplev1.MyApp, d *appsv1.Deployment, pods []ContainerWaiting) (reason, message string, failed bool) {
-	if p := podsProblem(app, pods); p != nil {
-		return p.Reason, p.Message, true
+// (pods) and the Deployment, at now: while the rollout is not complete, a container that
+// cannot pull or parse its image, cannot be created from its configuration or crash-loops,
+// in a pod older than grace; or the deployment controller's progress deadline passed for the
+// Deployment's latest generation. A rollout that is only slow has not failed before its
+// deadline. reason is the kubelet's (ErrImagePull as ImagePullBackOff) or
+// ProgressDeadlineExceeded; message says what failed. recheck, when set, is how soon a pod
+// problem still within its grace counts.
+func RolloutFailure(app *examplev1.MyApp, d *appsv1.Deployment, pods []ContainerWaiting, now time.Time, grace time.Duration) (reason, message string, failed bool, recheck time.Duration) {
+	if d == nil || !rolloutIncomplete(d) {
+		return "", "", false, 0
 	}
+	var due []ContainerWaiting
 	for _, w := range pods {
+		if !BlocksRollout(w.Reason) {
+			continue
+		}
+		if wait := w.Since.Add(grace).Sub(now); wait > 0 {
+			if recheck == 0 || wait < recheck {
+				recheck = wait
+			}
+			continue
+		}
+		due = append(due, w)
+	}
+	if p := podsProblem(app, due); p != nil {
+		return p.Reason, p.Message, true, 0
+	}
+	for _, w := range due {
 		if w.Reason == reasonCrashLoopBackOff {
 			return reasonCrashLoopBackOff, fmt.Sprintf("The pods of MyApp %s keep exiting (CrashLoopBackOff): container %s of image %q; "+
-				"`kubectl logs -l %s=%s --previous` shows why", app.Name, w.Container, w.Image, selectorLabel, app.Name), true
+				"`kubectl logs -l %s=%s --previous` shows why", app.Name, w.Container, w.Image, selectorLabel, app.Name), true, 0
 		}
 	}
-	if d != nil && d.Status.ObservedGeneration >= d.Generation && progressDeadlineExceeded(d) {
-		return examplev1.ReasonProgressDeadlineExceeded, fmt.Sprintf("Deployment %s did not finish rolling out within its progress deadline", d.Name), true
+	if d.Status.ObservedGeneration >= d.Generation && progressDeadlineExceeded(d) {
+		return examplev1.ReasonProgressDeadlineExceeded, fmt.Sprintf("Deployment %s did not finish rolling out within its progress deadline", d.Name), true, 0
 	}
-	return "", "", false
+	return "", "", false, recheck
 }
 
-// RollbackHeld tells whether the MyApp's stored rollback still holds: it was made for the
-// MyApp's current generation and reconcile request. Until either changes, the operator keeps
-// the Deployment on the template it returned to and does not try the failed one again.
-func RollbackHeld(app *examplev1.MyApp) bool {
-	rb := app.Status.RolledBack
-	return rb != nil && rb.Generation == app.Generation &&
-		rb.ReconcileRequest == app.Annotations[examplev1.ReconcileRequestAnnotation]
+// rolloutIncomplete tells whether the Deployment has not finished rolling out its current
+// template: the deployment controller has not observed it, pods of an older template remain,
+// or not every pod it wants runs the template and is available.
+func rolloutIncomplete(d *appsv1.Deployment) bool {
+	s := d.Status
+	return s.ObservedGeneration < d.Generation || s.Replicas > s.UpdatedReplicas ||
+		s.UpdatedReplicas < wantedReplicas(d) || s.AvailableReplicas < s.UpdatedReplicas
+}
+
+// Digest is a SHA-256 of s, in hex, as the rollback records what it holds for; "" for "".
+func Digest(s string) string {
+	if s == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// RollbackHolds tells whether the rollback rb still holds for a MyApp whose spec asks for the
+// pod template of digest spec: it was made for that template and for the MyApp's current
+// reconcile request. Until either changes, the operator keeps the Deployment on the template
+// it returned to and does not try the failed one again.
+func RollbackHolds(rb *examplev1.RollbackStatus, app *examplev1.MyApp, spec string) bool {
+	return rb != nil && rb.FailedSpec == spec && rb.ReconcileRequest == Digest(app.Annotations[examplev1.ReconcileRequestAnnotation])
 }
 
 // AutoRollback tells whether the MyApp lets the operator roll a failed rollout back: unless

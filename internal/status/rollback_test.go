@@ -2,7 +2,9 @@ package status
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,9 +18,11 @@ func TestRolloutFailure(t *testing.T) {
 	app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: examplev1.MyAppSpec{Image: "web:2"}}
 	rolling := func() *appsv1.Deployment { return deployment(2, 2, 3, 4, 1, 3, 3, true) }
 	deadline := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}
+	now := t0.Time
 	waiting := func(reason string) []ContainerWaiting {
-		return []ContainerWaiting{{Pod: "web-b-1", Container: "app", Image: "web:2", Reason: reason}}
+		return []ContainerWaiting{{Pod: "web-b-1", Container: "app", Image: "web:2", Reason: reason, Since: now.Add(-time.Minute)}}
 	}
+	young := []ContainerWaiting{{Pod: "web-b-1", Container: "app", Image: "web:2", Reason: "ErrImagePull", Since: now.Add(-10 * time.Second)}}
 	cases := map[string]struct {
 		d      *appsv1.Deployment
 		pods   []ContainerWaiting
@@ -36,10 +40,16 @@ func TestRolloutFailure(t *testing.T) {
 		"the pods' problem before the deadline's": {withCondition(rolling(), deadline), waiting("CrashLoopBackOff"), "CrashLoopBackOff"},
 		"no Deployment, no pods":                  {nil, nil, ""},
 	}
+	t.Run("a problem within its grace asks for a look when it ends", func(t *testing.T) {
+		_, _, failed, recheck := RolloutFailure(app, rolling(), young, now, 30*time.Second)
+		if failed || recheck != 20*time.Second {
+			t.Fatalf("failed %v, recheck %v: want not yet, and a look in 20s", failed, recheck)
+		}
+	})
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			reason, message, failed := RolloutFailure(app, tc.d, tc.pods)
+			reason, message, failed, _ := RolloutFailure(app, tc.d, tc.pods, now, 30*time.Second)
 			g.Expect(failed).To(Equal(tc.reason != ""))
 			g.Expect(reason).To(Equal(tc.reason))
 			if failed {
@@ -50,9 +60,9 @@ func TestRolloutFailure(t *testing.T) {
 }
 
 // TestRolloutFailureProperty: over Deployment statuses and pod states drawn at random, a
-// rollout has failed exactly when a pod of its template waits for a reason that blocks it
-// or the deadline passed for the Deployment's latest generation; a rollout that is only slow
-// never has.
+// rollout has failed exactly when it is not complete and a pod of its template has waited
+// past the grace for a reason that blocks it, or the deadline passed for the Deployment's
+// latest generation; a rollout that is only slow, or complete, never has.
 func TestRolloutFailureProperty(t *testing.T) {
 	app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: examplev1.MyAppSpec{Image: "web:2"}}
 	reasons := []string{"ContainerCreating", "PodInitializing", "ErrImagePull", "ImagePullBackOff", "InvalidImageName",
@@ -81,38 +91,41 @@ func TestRolloutFailureProperty(t *testing.T) {
 		blocked := false
 		for range rng.IntN(3) {
 			r := reasons[rng.IntN(len(reasons))]
-			pods = append(pods, ContainerWaiting{Pod: "p", Container: "app", Reason: r})
-			blocked = blocked || BlocksRollout(r)
+			age := time.Duration(rng.IntN(60)) * time.Second
+			pods = append(pods, ContainerWaiting{Pod: "p", Container: "app", Reason: r, Since: t0.Add(-age)})
+			blocked = blocked || (BlocksRollout(r) && age >= 30*time.Second)
 		}
-		want := blocked || (deadline && d.Status.ObservedGeneration >= d.Generation)
-		if _, _, failed := RolloutFailure(app, d, pods); failed != want {
+		s := d.Status
+		incomplete := s.ObservedGeneration < d.Generation || s.Replicas > s.UpdatedReplicas ||
+			s.UpdatedReplicas < *d.Spec.Replicas || s.AvailableReplicas < s.UpdatedReplicas
+		want := incomplete && (blocked || (deadline && d.Status.ObservedGeneration >= d.Generation))
+		if _, _, failed, _ := RolloutFailure(app, d, pods, t0.Time, 30*time.Second); failed != want {
 			t.Fatalf("case %d: failed %v, want %v: status %+v, pods %+v", i, failed, want, d.Status, pods)
 		}
 	}
 }
 
-func TestRollbackHeld(t *testing.T) {
-	record := &examplev1.RollbackStatus{Generation: 3, ReconcileRequest: "a"}
+func TestRollbackHolds(t *testing.T) {
+	record := &examplev1.RollbackStatus{FailedSpec: "spec-b", ReconcileRequest: Digest("a")}
 	cases := map[string]struct {
-		generation int64
-		request    string
-		record     *examplev1.RollbackStatus
-		held       bool
+		spec, request string
+		record        *examplev1.RollbackStatus
+		held          bool
 	}{
-		"no rollback":                    {3, "a", nil, false},
-		"the generation that failed":     {3, "a", record, true},
-		"a new spec":                     {4, "a", record, false},
-		"a reconcile request":            {3, "b", record, false},
-		"a request where there was none": {3, "", record, false},
+		"no rollback":                              {"spec-b", "a", nil, false},
+		"the template that failed":                 {"spec-b", "a", record, true},
+		"a new template":                           {"spec-c", "a", record, false},
+		"a reconcile request":                      {"spec-b", "b", record, false},
+		"a request where there was one, gone":      {"spec-b", "", record, false},
+		"a long request value, held by its digest": {"spec-b", strings.Repeat("x", 1000), &examplev1.RollbackStatus{FailedSpec: "spec-b", ReconcileRequest: Digest(strings.Repeat("x", 1000))}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Generation: tc.generation}}
+			app := &examplev1.MyApp{}
 			if tc.request != "" {
 				app.Annotations = map[string]string{examplev1.ReconcileRequestAnnotation: tc.request}
 			}
-			app.Status.RolledBack = tc.record
-			if got := RollbackHeld(app); got != tc.held {
+			if got := RollbackHolds(tc.record, app, tc.spec); got != tc.held {
 				t.Fatalf("held %v, want %v", got, tc.held)
 			}
 		})
@@ -132,7 +145,13 @@ func TestReadyTemplateAndRolledBack(t *testing.T) {
 	app.Generation = 2
 	rolling := deployment(2, 2, 3, 4, 1, 3, 3, true)
 	app.Status = Compute(app, Observed{Deployment: rolling, TemplateHash: "b"}, t0)
-	g.Expect(app.Status.ReadyTemplate).To(Equal("a"), "a template that is not Ready is not recorded")
+	g.Expect(app.Status.ReadyTemplate).To(Equal("a"), "a template whose rollout is not done is not recorded")
+
+	done := deployment(2, 2, 3, 3, 3, 3, 3, true)
+	stalled := Observed{Deployment: done, TemplateHash: "b", Failures: []Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true}}}
+	if next := Compute(app, stalled, t0); next.ReadyTemplate != "b" {
+		t.Fatalf("readyTemplate %q: a completed rollout is recorded, whatever else is Stalled", next.ReadyTemplate)
+	}
 
 	rb := &examplev1.RollbackStatus{Generation: 2, FailedTemplate: "b", Template: "a", Reason: examplev1.ReasonImagePullBackOff, Message: "Rolled back"}
 	app.Status = Compute(app, Observed{Deployment: rolledOut, DeploymentStale: true, RolledBack: rb}, t0)

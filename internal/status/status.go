@@ -52,7 +52,7 @@ type Observed struct {
 	// ReconcileRequest is the value of the reconcile-requested-at annotation handled.
 	ReconcileRequest string
 	// TemplateHash is the pod-template-hash of the Deployment's current pod template, or ""
-	// while unknown. Once the MyApp is Ready it becomes status.readyTemplate.
+	// while unknown. Once its rollout is done it becomes status.readyTemplate.
 	TemplateHash string
 	// RolledBack is the rollback in force: held from an earlier reconcile (RollbackHeld) or
 	// made by this one. The MyApp is then Stalled with the reason RolledBack.
@@ -86,9 +86,11 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		// takes this one when it changes.
 		c.LastTransitionTime = now
 		meta.SetStatusCondition(&next.Conditions, c)
-		if c.Type == examplev1.ConditionReady && c.Status == metav1.ConditionTrue && obs.TemplateHash != "" {
-			next.ReadyTemplate = obs.TemplateHash
-		}
+	}
+	// The template is recorded once its rollout is done, whatever else is wrong (a Service
+	// the API server refuses does not make a completed rollout one to roll back).
+	if obs.TemplateHash != "" && rolloutOf(obs.Deployment, obs.DeploymentStale).ready {
+		next.ReadyTemplate = obs.TemplateHash
 	}
 
 	if !equalIgnoringTimes(app.Status, next) {
