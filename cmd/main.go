@@ -83,7 +83,8 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second,
 		"How often the leader renews, and a standby tries to acquire, the lease.")
 	flag.DurationVar(&rolloutFailureGrace, "rollout-failure-grace", status.DefaultRolloutFailureGrace,
-		"How long a pod of a new pod template may fail to pull, start or keep running before the operator rolls the rollout back.")
+		"How long a pod of a new pod template may fail to pull, start or keep running "+
+			"before the operator rolls the rollout back.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -41,7 +41,7 @@ func RolloutFailure(app *examplev1.MyApp, d *appsv1.Deployment, pods []Container
 	if d == nil || !rolloutIncomplete(d) {
 		return "", "", false, 0
 	}
-	var due []ContainerWaiting
+	due := make([]ContainerWaiting, 0, len(pods))
 	for _, w := range pods {
 		if !BlocksRollout(w.Reason) {
 			continue
