@@ -32,6 +32,8 @@ table=(
 	"any-intent-carried|"
 	"budget-blocks-drain|A node drain"
 	"policy-not-restored|"
+	"rollback-never|"
+	"rollback-on-slow|"
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "
