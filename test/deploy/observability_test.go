@@ -33,7 +33,7 @@ func TestDashboardQueries(t *testing.T) {
 	if len(d.Panels) == 0 {
 		t.Fatal("the dashboard has no panel")
 	}
-	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true}
+	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true, metrics.RollbacksName: true}
 	for _, p := range d.Panels {
 		if p.Datasource.UID != "${datasource}" {
 			t.Errorf("panel %q queries data source %q, not the dashboard's ${datasource}", p.Title, p.Datasource.UID)
@@ -72,7 +72,7 @@ func TestAlertsAreDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true, "up": true}
+	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true, metrics.RollbacksName: true, "up": true}
 	for name, expr := range rules {
 		if !strings.Contains(string(alerts), "\n## "+name+"\n") {
 			t.Errorf("docs/operations/alerts.md has no section ## %s", name)
