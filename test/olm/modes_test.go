@@ -267,6 +267,9 @@ func (m installMode) expectServes(while ...func()) {
 	m.stopManager(manager)
 }
 
+// csvSettled is how long a CSV must have kept its phase before uninstall deletes it.
+const csvSettled = 10 * time.Second
+
 // uninstall removes the operator as an administrator would (Subscription, CSV, OperatorGroup)
 // and the mode's namespaces, and waits until OLM has removed every grant it made, so that the
 // next mode starts from a clean cluster.
@@ -292,6 +295,19 @@ func (m installMode) uninstall() {
 		g.Expect(plan.Status.Phase).NotTo(Equal(operatorsv1alpha1.InstallPlanPhaseFailed), "%v", plan.Status.Conditions)
 		if plan.Spec.Approved {
 			g.Expect(plan.Status.Phase).To(Equal(operatorsv1alpha1.InstallPlanPhaseComplete), "InstallPlan %s", plan.Name)
+		}
+	}).Should(Succeed())
+	// After an upgrade OLM may reinstall the current CSV (its Deployment briefly gone with the
+	// replaced CSV: docs/reliability.md, Flakes); RBAC that reinstall creates while the CSV is
+	// being deleted is left behind (seen once in CI). An administrator uninstalls an operator
+	// at rest: every CSV Succeeded, with no phase change for csvSettled.
+	Eventually(func(g Gomega) {
+		csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
+		g.Expect(k8s.List(ctx, csvs, client.InNamespace(m.installNS))).To(Succeed())
+		for _, c := range csvs.Items {
+			g.Expect(c.Status.Phase).To(Equal(operatorsv1alpha1.CSVPhaseSucceeded), "CSV %s", c.Name)
+			g.Expect(c.Status.LastTransitionTime).NotTo(BeNil(), "CSV %s", c.Name)
+			g.Expect(time.Since(c.Status.LastTransitionTime.Time)).To(BeNumerically(">=", csvSettled), "CSV %s changed phase a moment ago", c.Name)
 		}
 	}).Should(Succeed())
 	Expect(client.IgnoreNotFound(k8s.Delete(ctx, &operatorsv1alpha1.Subscription{
