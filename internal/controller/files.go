@@ -2,13 +2,11 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -146,19 +144,13 @@ const filesGrace = 10 * time.Second
 // orphaned by a Deployment deleted with --cascade=orphan is adopted by the next). known is
 // false while that cache has not synced.
 func (r *MyAppReconciler) mountedFiles(ctx context.Context, app *examplev1.MyApp) (map[string]bool, bool, error) {
-	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
-	defer cancel()
-	sets := &metav1.PartialObjectMetadataList{}
-	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
-	if err := r.pods.List(listCtx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
-		if listCtx.Err() != nil && ctx.Err() == nil {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("listing the ReplicaSets of %s: %w", types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, err)
+	sets, synced, err := r.replicaSetsOf(ctx, app)
+	if err != nil || !synced {
+		return nil, false, err
 	}
 	mounted := map[string]bool{}
-	for i := range sets.Items {
-		if hash, ok := sets.Items[i].Labels[desired.LabelFiles]; ok {
+	for i := range sets {
+		if hash, ok := sets[i].Labels[desired.LabelFiles]; ok {
 			mounted[hash] = true
 		}
 	}

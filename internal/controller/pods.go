@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -143,27 +144,40 @@ func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev
 	if revision == "" {
 		return "", false, nil
 	}
-	// A cache read waits for the informer's first list; without the RBAC to list ReplicaSets
-	// it would wait for ever and hold a worker. Bounded, the MyApp looks again instead.
-	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
-	defer cancel()
-	sets := &metav1.PartialObjectMetadataList{}
-	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
-	if err := r.pods.List(listCtx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
-		if listCtx.Err() != nil && ctx.Err() == nil {
+	sets, synced, err := r.replicaSetsOf(ctx, app)
+	if err != nil || !synced {
+		if !synced && err == nil {
 			log.FromContext(ctx).Info("The ReplicaSet cache has not synced; pod problems wait for it (RBAC: list and watch replicasets)")
-			return "", false, nil
 		}
 		return "", false, err
 	}
-	for i := range sets.Items {
-		rs := &sets.Items[i]
+	for i := range sets {
+		rs := &sets[i]
 		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID && rs.Annotations[revisionAnnotation] == revision {
 			hash, known = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 			return hash, known, nil
 		}
 	}
 	return "", false, nil
+}
+
+// replicaSetsOf lists the metadata of the MyApp's ReplicaSets (those with its selector label,
+// whoever controls them) from the ReplicaSet cache. A cache read waits for the informer's
+// first list; without the RBAC to list ReplicaSets it would wait for ever and hold a worker.
+// Bounded by replicaSetListWait, it reports synced false instead, and the caller decides
+// nothing from it.
+func (r *MyAppReconciler) replicaSetsOf(ctx context.Context, app *examplev1.MyApp) (sets []metav1.PartialObjectMetadata, synced bool, err error) {
+	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
+	defer cancel()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
+	if err := r.pods.List(listCtx, list, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		if listCtx.Err() != nil && ctx.Err() == nil {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("listing the ReplicaSets of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	return list.Items, true, nil
 }
 
 // revisionAnnotation is where the deployment controller numbers a Deployment's rollouts, on

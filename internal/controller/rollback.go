@@ -17,7 +17,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -278,15 +277,15 @@ func (r *MyAppReconciler) applyTemplate(ctx context.Context, app *examplev1.MyAp
 // replicaSetOf names the ReplicaSet of the Deployment d whose pod-template-hash is hash, from
 // the ReplicaSet cache, or "" when there is none.
 func (r *MyAppReconciler) replicaSetOf(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, hash string) (string, error) {
-	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
-	defer cancel()
-	sets := &metav1.PartialObjectMetadataList{}
-	sets.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
-	if err := r.pods.List(listCtx, sets, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+	sets, synced, err := r.replicaSetsOf(ctx, app)
+	if err != nil {
 		return "", err
 	}
-	for i := range sets.Items {
-		rs := &sets.Items[i]
+	if !synced {
+		return "", errors.New("the ReplicaSet cache has not synced")
+	}
+	for i := range sets {
+		rs := &sets[i]
 		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID && rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
 			return rs.Name, nil
 		}
