@@ -77,6 +77,15 @@ var _ = Describe("A failed rollout", func() {
 		}
 	}
 
+	// eventuallyRolledBack waits for the status write that follows a rollback's apply: a
+	// reader can see the Deployment back on the old template a moment before it.
+	eventuallyRolledBack := func(reason string) *examplev1.RollbackStatus {
+		GinkgoHelper()
+		var rb *examplev1.RollbackStatus
+		Eventually(func(g Gomega) { rb = rolledBackFor(reason)(g) }).Should(Succeed())
+		return rb
+	}
+
 	It("is rolled back to the last Ready template when the new image cannot be pulled, once, until the spec changes", func() {
 		app := createMyApp(ns, "web", nil)
 		good := readyOn()
@@ -88,7 +97,7 @@ var _ = Describe("A failed rollout", func() {
 
 		By("the Deployment back on the last Ready template, the MyApp Stalled with RolledBack, naming both images")
 		Eventually(image).Should(Equal("nginx:1.27"))
-		rb := rolledBackFor(examplev1.ReasonImagePullBackOff)(Default)
+		rb := eventuallyRolledBack(examplev1.ReasonImagePullBackOff)
 		Expect(rb.FailedTemplate).To(Equal(bad))
 		Expect(rb.Template).To(Equal(good))
 		Expect(rb.Generation).To(Equal(int64(2)))
@@ -141,7 +150,7 @@ var _ = Describe("A failed rollout", func() {
 		By("its progress deadline passing")
 		passProgressDeadline(ns, "web")
 		Eventually(image).Should(Equal("nginx:1.27"))
-		rolledBackFor(examplev1.ReasonProgressDeadlineExceeded)(Default)
+		eventuallyRolledBack(examplev1.ReasonProgressDeadlineExceeded)
 		promoteReplicaSet(ns, good)
 
 		By("a crash loop")
@@ -149,7 +158,7 @@ var _ = Describe("A failed rollout", func() {
 		crashing := startRollout(ns)
 		setWaiting(createPodOf(ns, "web", crashing), "CrashLoopBackOff", "back-off 10s restarting failed container")
 		Eventually(image).Should(Equal("nginx:1.27"))
-		Expect(rolledBackFor("CrashLoopBackOff")(Default).Message).To(ContainSubstring("kubectl logs"))
+		Expect(eventuallyRolledBack("CrashLoopBackOff").Message).To(ContainSubstring("kubectl logs"))
 		promoteReplicaSet(ns, good)
 
 		By("a Secret the new template needs and that is missing")
@@ -162,7 +171,7 @@ var _ = Describe("A failed rollout", func() {
 		setWaiting(createPodOf(ns, "web", startRollout(ns)), "CreateContainerConfigError", `secret "db" not found`)
 		Eventually(image).Should(Equal("nginx:1.27"))
 		Eventually(func(g Gomega) []corev1.EnvVar { return container(g, getDeployment(ns, "web")(g)).Env }).Should(BeEmpty())
-		rolledBackFor(examplev1.ReasonCreateContainerConfigError)(Default)
+		eventuallyRolledBack(examplev1.ReasonCreateContainerConfigError)
 	})
 
 	It("stays rolled back across a manager restart: the decision lives in the status", func() {
@@ -173,7 +182,7 @@ var _ = Describe("A failed rollout", func() {
 		setImage(app, "nginx:no-such-tag")
 		setWaiting(createPodOf(ns, "web", startRollout(ns)), "ImagePullBackOff", "manifest unknown")
 		Eventually(image).Should(Equal("nginx:1.27"))
-		before := rolledBackFor(examplev1.ReasonImagePullBackOff)(Default)
+		before := eventuallyRolledBack(examplev1.ReasonImagePullBackOff)
 		promoteReplicaSet(ns, good)
 
 		By("a new manager, which reconciles the MyApp when it starts: it puts back a deleted Service, and holds")
