@@ -256,6 +256,19 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll back a failed rollout",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	AutoRollback *bool `json:"autoRollback,omitempty"`
 
+	// RolloutOnConfigChange, true, rolls the pods out when a ConfigMap the MyApp references
+	// changes, as a change of the spec would: the operator puts a digest of the referenced
+	// ConfigMaps' data into the pod template (annotation myapp.example.com/config-hash). The
+	// references tracked are env[].valueFrom.configMapKeyRef, envFrom[].configMapRef and
+	// volumes[].configMap; a ConfigMap that is missing counts as a value of its own, so its
+	// creation rolls the pods too. A rollout to a configuration that fails is rolled back like
+	// any other (autoRollback). Secrets are not tracked: the operator is granted nothing on
+	// them. Left out or false, a ConfigMap's change reaches the pods only when they restart,
+	// as in Kubernetes.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll out on ConfigMap changes",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	RolloutOnConfigChange *bool `json:"rolloutOnConfigChange,omitempty"`
+
 	// Lifecycle holds the container's preStop hook, which runs before the container gets
 	// SIGTERM: a sleep of a few seconds lets the Service's endpoints drop the pod before the
 	// app stops taking requests. The sleep must fit in terminationGracePeriodSeconds (30

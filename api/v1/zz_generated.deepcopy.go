@@ -589,6 +589,11 @@ func (in *MyAppSpec) DeepCopyInto(out *MyAppSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.RolloutOnConfigChange != nil {
+		in, out := &in.RolloutOnConfigChange, &out.RolloutOnConfigChange
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Lifecycle != nil {
 		in, out := &in.Lifecycle, &out.Lifecycle
 		*out = new(Lifecycle)

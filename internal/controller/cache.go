@@ -40,7 +40,8 @@ func WatchNamespaces(value string) []string {
 }
 
 // CacheOptions trims what the manager caches: only the given namespaces (all when empty),
-// of the children only those carrying our managed-by label, and of managedFields only the
+// of the children only those carrying our managed-by label, of ConfigMaps only metadata
+// (configMapCache), and of managedFields only the
 // operator's own entries (and who else owns a Deployment's count). Those entries are what
 // lets the reconciler see, without asking the API server, whether a child still carries
 // exactly what it would apply. Of a MyApp it keeps neither the
@@ -53,7 +54,7 @@ func WatchNamespaces(value string) []string {
 func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
 	onlyPolicy := fields.OneTermEqualSelector("metadata.name", admission.Name)
-	filesMaps, filesBy := filesCache(cache.ByObject{Label: ours})
+	configMaps, configMapsBy := configMapCache()
 	opts := cache.Options{
 		SyncPeriod:       &syncPeriod,
 		DefaultTransform: keepOwnManagedFields,
@@ -63,7 +64,7 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 			&corev1.Service{}:                        {Label: ours},
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
-			filesMaps:                                filesBy,
+			configMaps:                               configMapsBy,
 			// The operator's own admission policy and binding, and nothing of anyone else's.
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Field: onlyPolicy},
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Field: onlyPolicy},
@@ -76,6 +77,36 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 		}
 	}
 	return opts
+}
+
+// configMapCache is how the manager's cache holds ConfigMaps: every one, metadata only, trimmed
+// by trimConfigMap. The files ConfigMaps (files.go) and the ConfigMaps a MyApp references
+// (config.go) are read from it; no ConfigMap's data enters the cache.
+func configMapCache() (client.Object, cache.ByObject) {
+	return configMapMetadata(), cache.ByObject{Transform: trimConfigMap}
+}
+
+// trimConfigMap keeps of a ConfigMap's metadata what the reconciler reads: its name and
+// resourceVersion (config.go), its controller, creation and deletion, and the labels of the
+// operator's own (files.go). Annotations go: kubectl's last-applied annotation repeats
+// the data. It is idempotent, as a cache transform must be.
+func trimConfigMap(in any) (any, error) {
+	m, ok := in.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return in, nil
+	}
+	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
+	}}
+	if m.Labels[desired.LabelManagedBy] == desired.ManagedBy {
+		out.Labels = m.Labels
+	}
+	if owner := metav1.GetControllerOf(m); owner != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*owner}
+	}
+	internMeta(&out.ObjectMeta)
+	return out, nil
 }
 
 // trimMyApp drops from a cached MyApp what the reconciler never reads, and interns its

@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -35,40 +34,20 @@ func configMapMetadata() *metav1.PartialObjectMetadata {
 	return m
 }
 
-// filesCache is how the manager's cache holds ConfigMaps: those labelled as the operator's
-// (its files ConfigMaps), metadata only, trimmed by trimFilesConfigMap.
-func filesCache(ours cache.ByObject) (client.Object, cache.ByObject) {
-	ours.Transform = trimFilesConfigMap
-	return configMapMetadata(), ours
-}
-
-// trimFilesConfigMap keeps of a files ConfigMap's metadata what the reconciler reads: its
-// name, labels, controller, creation and deletion. It is idempotent, as a cache transform must be.
-func trimFilesConfigMap(in any) (any, error) {
-	m, ok := in.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return in, nil
-	}
-	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
-		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp,
-	}}
-	if owner := metav1.GetControllerOf(m); owner != nil {
-		out.OwnerReferences = []metav1.OwnerReference{*owner}
-	}
-	internMeta(&out.ObjectMeta)
-	return out, nil
-}
-
-// ensureFiles makes sure the files ConfigMap of the spec exists. One the cache holds and the
-// MyApp controls needs nothing. On a cache miss the API server is asked: a missing one is
+// ensureFiles makes sure the files ConfigMap of the spec exists. One the cache holds, the
+// MyApp controls and that carries the operator's labels needs nothing. On a cache miss the API server is asked: a missing one is
 // created (not forced: should someone create one of that name in between, the apply
 // conflicts instead of taking it over), and one the MyApp controls that lost the operator's
 // labels gets them back (its data is the same, by its name).
 func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, files *desired.Files) error {
 	name := ssa.NameOf(files.ConfigMap)
-	found, err := r.readChild(ctx, r.Client, app, name, configMapMetadata())
-	if err != nil || found {
+	labelled := func(m *metav1.PartialObjectMetadata) bool {
+		return m.Labels[desired.LabelFiles] == files.Hash && m.Labels[desired.LabelManagedBy] == desired.ManagedBy &&
+			m.Labels[desired.LabelSelector] == app.Name
+	}
+	cached := configMapMetadata()
+	found, err := r.readChild(ctx, r.Client, app, name, cached)
+	if err != nil || (found && labelled(cached)) {
 		return err
 	}
 	live := configMapMetadata()
@@ -76,8 +55,7 @@ func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp,
 	if err != nil {
 		return err
 	}
-	if exists && live.Labels[desired.LabelFiles] == files.Hash && live.Labels[desired.LabelManagedBy] == desired.ManagedBy &&
-		live.Labels[desired.LabelSelector] == app.Name {
+	if exists && labelled(live) {
 		return nil // created a moment ago, not yet in the cache
 	}
 	if err := ssa.Apply(ctx, r.Client, files.ConfigMap, &corev1.ConfigMap{}, FieldOwner, exists); err != nil {

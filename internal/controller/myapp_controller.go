@@ -41,7 +41,8 @@ const FieldOwner = "myapp-operator"
 // PodDisruptionBudget to the state its spec asks for and reports what it observed in the
 // MyApp's status.
 type MyAppReconciler struct {
-	// Client reads from the manager's cache, which holds only objects labelled as ours.
+	// Client reads from the manager's cache, which holds only children labelled as ours and
+	// the metadata of ConfigMaps (cache.go).
 	client.Client
 	// APIReader reads from the API server: a child the cache does not hold, the live
 	// managedFields before a replica hand-over, the ReplicaSets of a 0.2.0 Deployment, and the
@@ -71,6 +72,8 @@ type MyAppReconciler struct {
 	statusWrites statusWrites
 	// rollbacks remembers the rollbacks made and held (rollback.go).
 	rollbacks rollbacks
+	// configDigests remembers the digests of referenced ConfigMaps' data (config.go).
+	configDigests configDigests
 }
 
 // The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
@@ -185,12 +188,15 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	// The files ConfigMap comes before the Deployment that mounts it: a pod template that
 	// mounts a ConfigMap the API server did not take would start pods that cannot run.
 	files, filesErr := desired.FilesOf(app)
-	filesStored := true
+	inputsRead := true
 	if filesErr == nil && files != nil {
 		err := r.ensureFiles(ctx, app, &out.changes, files)
 		out.add(r, app, obs, err)
-		filesStored = err == nil
+		inputsRead = err == nil
 	}
+	configHash, err := r.configHash(ctx, app)
+	out.add(r, app, obs, err)
+	inputsRead = inputsRead && err == nil
 
 	cached := &appsv1.Deployment{}
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
@@ -198,6 +204,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	}
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached)
 	out.add(r, app, obs, err)
+	desired.WithConfigHash(deployment, configHash)
 	held := false
 	if rb, template := r.heldRollback(app, specTemplateDigest(deployment)); rb != nil && phase == migrationNone &&
 		status.AutoRollback(app) && deployment != nil {
@@ -215,8 +222,9 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 			out.add(r, app, obs, r.orphanLegacyDeployment(ctx, app, legacy))
 		}
 		obs.Waiting = &migrationWaiting
-	case deployment != nil && !filesStored:
-		// The running Deployment keeps its template, and its files, until the new files exist.
+	case deployment != nil && !inputsRead:
+		// The running Deployment keeps its template, and its files, until the new files exist
+		// and the ConfigMaps it references could be read.
 		obs.Deployment, obs.DeploymentStale = cached, true
 	case deployment != nil:
 		if phase == migrationReplacing && desired.AutoscalingEnabled(app) {
@@ -408,6 +416,9 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &examplev1.MyApp{}, indexConfigMaps, configMapsOf); err != nil {
+		return err
+	}
 	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
@@ -415,6 +426,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
+		Watches(&corev1.ConfigMap{}, r.referencedConfigMapChanged(), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Complete(r)

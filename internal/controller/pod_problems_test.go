@@ -219,7 +219,8 @@ func replicaSetOfTemplate(ns, app string, mutate func(*appsv1.DeploymentStatus))
 			revision = r + 1
 		}
 		// As the deployment controller does: the template's labels and the hash on the
-		// ReplicaSet and its template, the selector's and the hash in its selector.
+		// ReplicaSet and its template, the template's annotations on its template, the
+		// selector's labels and the hash in its selector.
 		labels := map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}
 		maps.Copy(labels, d.Spec.Template.Labels)
 		selector := map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}
@@ -229,7 +230,8 @@ func replicaSetOfTemplate(ns, app string, mutate func(*appsv1.DeploymentStatus))
 				Annotations:     map[string]string{"deployment.kubernetes.io/revision": strconv.Itoa(revision)},
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, appsv1.SchemeGroupVersion.WithKind("Deployment"))}},
 			Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: d.Spec.Template.Spec}},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels,
+					Annotations: d.Spec.Template.Annotations}, Spec: d.Spec.Template.Spec}},
 		}
 		// A template that had a ReplicaSet before gets it back, with the next revision, as the
 		// deployment controller does.

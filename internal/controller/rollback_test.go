@@ -174,6 +174,40 @@ var _ = Describe("A failed rollout", func() {
 		eventuallyRolledBack(examplev1.ReasonCreateContainerConfigError)
 	})
 
+	It("is rolled back when a referenced ConfigMap changes to a value the new pods crash on, and rolls forward once it is fixed", func() {
+		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"},
+			Data: map[string]string{"SHUTDOWN_DELAY": "5s"}})).To(Succeed())
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.RolloutOnConfigChange = ptrTo(true)
+			a.Spec.EnvFrom = []examplev1.EnvFromSource{{ConfigMapRef: &examplev1.EnvFromReference{Name: "settings"}}}
+		})
+		good := readyOn()
+		goodHash := configHashOf(ns)(Default)
+
+		By("a value the app refuses: a new template, whose pods crash")
+		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "soon" })
+		Eventually(configHashOf(ns)).ShouldNot(Equal(goodHash))
+		setWaiting(createPodOf(ns, "web", startRollout(ns)), "CrashLoopBackOff", "back-off 10s restarting failed container")
+
+		By("the Deployment back on the last Ready template, and held there while the ConfigMap stays as it is")
+		Eventually(configHashOf(ns)).Should(Equal(goodHash))
+		eventuallyRolledBack("CrashLoopBackOff")
+		promoteReplicaSet(ns, good)
+		Consistently(configHashOf(ns), 3*resyncPeriod, 200*time.Millisecond).Should(Equal(goodHash))
+		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
+
+		By("the ConfigMap fixed: the new configuration rolls forward")
+		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
+		Eventually(configHashOf(ns)).ShouldNot(Equal(goodHash))
+		next := currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.RolledBack).To(BeNil())
+			g.Expect(a.Status.ReadyTemplate).To(Equal(next))
+		}).Should(Succeed())
+	})
+
 	It("stays rolled back across a manager restart: the decision lives in the status", func() {
 		ctx, stop := context.WithCancel(suiteCtx)
 		stopped := startQuietManager(ctx)

@@ -83,9 +83,7 @@ func filesHash(keys []string, data map[string]string) string {
 	sort.Strings(sorted)
 	h := sha256.New()
 	for _, k := range sorted {
-		// Lengths first, so that no two different data write the same bytes.
-		_, _ = fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(data[k]))
-		_, _ = h.Write([]byte(data[k]))
+		writeSized(h, k, data[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

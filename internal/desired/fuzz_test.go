@@ -3,7 +3,10 @@ package desired
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
+
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 )
 
 // FuzzBuilders feeds the builders arbitrary specs, including ones the API server would
@@ -19,6 +22,7 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","securityContext":{"capabilities":{}},"podSecurityContext":{"runAsNonRoot":false},"podLabels":{"myapp.example.com/name":"evil"}}`,
 		`{"image":"x","tolerations":[{}],"affinity":{"nodeAffinity":{}},"topologySpreadConstraints":[{"maxSkew":-1}],"rollingUpdate":{},"podDisruptionBudget":{}}`,
 		`{"image":"x","rollingUpdate":{"maxSurge":"200%","maxUnavailable":-3},"podDisruptionBudget":{"minAvailable":"x","maxUnavailable":1}}`,
+		`{"image":"x","rolloutOnConfigChange":true,"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k"}}}],"envFrom":[{"configMapRef":{"name":"c"}},{"secretRef":{"name":"s"}}],"volumes":[{"name":"v","configMap":{"name":"d"}},{"name":"w","secret":{"secretName":"s"}}],"files":[{"path":"/etc/a","content":"x"}]}`,
 	} {
 		f.Add([]byte(seed), true)
 	}
@@ -40,6 +44,18 @@ func FuzzBuilders(f *testing.F) {
 			for k, v := range d.Spec.Selector.MatchLabels {
 				if d.Spec.Template.Labels[k] != v {
 					t.Fatalf("the pod template does not carry selector label %s=%s", k, v)
+				}
+			}
+			// Every ConfigMap the template takes values or files from, but the files
+			// ConfigMap (named by its content), is one a config change can roll out for.
+			referenced := ReferencedConfigMaps(app)
+			files, _ := FilesOf(app)
+			for _, name := range templateConfigMaps(d) {
+				if files != nil && name == *files.ConfigMap.Name {
+					continue
+				}
+				if !slices.Contains(referenced, name) {
+					t.Fatalf("the pod template takes from ConfigMap %s, which ReferencedConfigMaps leaves out: %v", name, referenced)
 				}
 			}
 		}
@@ -65,4 +81,36 @@ func FuzzBuilders(f *testing.F) {
 			t.Fatal("a PodDisruptionBudget must set exactly one of minAvailable and maxUnavailable")
 		}
 	})
+}
+
+// templateConfigMaps are the names of the ConfigMaps a built pod template refers to, in any of
+// the places a pod can: env, envFrom and volumes, projected ones included.
+func templateConfigMaps(d *appsv1ac.DeploymentApplyConfiguration) []string {
+	var names []string
+	spec := d.Spec.Template.Spec
+	for _, c := range spec.Containers {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+				names = append(names, *e.ValueFrom.ConfigMapKeyRef.Name)
+			}
+		}
+		for _, e := range c.EnvFrom {
+			if e.ConfigMapRef != nil {
+				names = append(names, *e.ConfigMapRef.Name)
+			}
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.ConfigMap != nil {
+			names = append(names, *v.ConfigMap.Name)
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.ConfigMap != nil {
+					names = append(names, *src.ConfigMap.Name)
+				}
+			}
+		}
+	}
+	return names
 }

@@ -1,0 +1,152 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+)
+
+// Config-aware rollouts: a MyApp with spec.rolloutOnConfigChange carries on its pod template
+// a hash of the data of the ConfigMaps it references (desired.ConfigHash), so that a change of
+// their data rolls its pods out. The manager's cache holds every ConfigMap's metadata and no
+// ConfigMap's data: a change shows as a new resourceVersion, and only then is the data of that
+// one ConfigMap read from the API server, once for all the MyApps that reference it.
+
+// indexConfigMaps indexes the MyApps with spec.rolloutOnConfigChange by the ConfigMaps they
+// reference.
+const indexConfigMaps = "rolloutOnConfigChange.configMaps"
+
+// configMapsOf is the value of indexConfigMaps for a MyApp.
+func configMapsOf(obj client.Object) []string {
+	app, ok := obj.(*examplev1.MyApp)
+	if !ok || !desired.RollsOnConfigChange(app) {
+		return nil
+	}
+	return desired.ReferencedConfigMaps(app)
+}
+
+// configDigests remembers, per ConfigMap, the digest of its data at one resourceVersion ("" for
+// one found missing), so that a ConfigMap is read again only once it changed.
+type configDigests struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]configDigest
+}
+
+type configDigest struct {
+	resourceVersion string
+	digest          string
+}
+
+func (c *configDigests) get(key types.NamespacedName, resourceVersion string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[key]
+	return d.digest, ok && d.resourceVersion == resourceVersion
+}
+
+func (c *configDigests) set(key types.NamespacedName, d configDigest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.NamespacedName]configDigest{}
+	}
+	c.m[key] = d
+}
+
+func (c *configDigests) forget(key types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
+// configHash is the hash the MyApp's pod template carries for the ConfigMaps it references,
+// or "" when it asks for none.
+func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp) (string, error) {
+	if !desired.RollsOnConfigChange(app) {
+		return "", nil
+	}
+	names := desired.ReferencedConfigMaps(app)
+	if len(names) == 0 {
+		return "", nil
+	}
+	digests := make(map[string]string, len(names))
+	for _, name := range names {
+		d, err := r.configMapDigest(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name})
+		if err != nil {
+			return "", err
+		}
+		digests[name] = d
+	}
+	return desired.ConfigHash(digests), nil
+}
+
+// configMapDigest is the digest of a referenced ConfigMap's data (desired.ConfigMapDigest, or
+// desired.ConfigMapAbsent). The cache gives its resourceVersion; the API server gives its data
+// when that version is not the one remembered. A ConfigMap the cache does not show is asked
+// for too, unless it was found missing last time: the cache may lag behind its creation.
+func (r *MyAppReconciler) configMapDigest(ctx context.Context, key types.NamespacedName) (string, error) {
+	meta := configMapMetadata()
+	version := ""
+	switch err := r.Get(ctx, key, meta); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return "", fmt.Errorf("reading ConfigMap %s: %w", key.Name, err)
+	default:
+		version = meta.ResourceVersion
+	}
+	if d, ok := r.configDigests.get(key, version); ok {
+		return d, nil
+	}
+	cm := &corev1.ConfigMap{}
+	switch err := r.APIReader.Get(ctx, key, cm); {
+	case apierrors.IsNotFound(err):
+		r.configDigests.set(key, configDigest{digest: desired.ConfigMapAbsent})
+		return desired.ConfigMapAbsent, nil
+	case err != nil:
+		return "", fmt.Errorf("reading ConfigMap %s: %w", key.Name, err)
+	}
+	d := desired.ConfigMapDigest(cm)
+	r.configDigests.set(key, configDigest{resourceVersion: cm.ResourceVersion, digest: d})
+	return d, nil
+}
+
+// referencedConfigMapChanged queues the MyApps with spec.rolloutOnConfigChange that reference
+// a ConfigMap created, changed or deleted (a resync, which changes nothing, queues none: the
+// MyApps have their own), and forgets the digest of a deleted one.
+func (r *MyAppReconciler) referencedConfigMapChanged() handler.TypedEventHandler[client.Object, reconcile.Request] {
+	enqueue := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		apps := &examplev1.MyAppList{}
+		if err := r.List(ctx, apps, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexConfigMaps: obj.GetName()}); err != nil {
+			return
+		}
+		for i := range apps.Items {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() {
+				enqueue(ctx, e.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.configDigests.forget(client.ObjectKeyFromObject(e.Object))
+			enqueue(ctx, e.Object, q)
+		},
+	}
+}

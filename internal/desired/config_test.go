@@ -1,0 +1,109 @@
+package desired
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+func TestReferencedConfigMaps(t *testing.T) {
+	app := newApp(func(a *examplev1.MyApp) {
+		a.Spec.Env = []examplev1.EnvVar{
+			{Name: "A", ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "zeta", Key: "a"}}},
+			{Name: "B", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "secret", Key: "b"}}},
+			{Name: "C", ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "alpha", Key: "c"}}},
+		}
+		a.Spec.EnvFrom = []examplev1.EnvFromSource{
+			{ConfigMapRef: &examplev1.EnvFromReference{Name: "zeta"}},
+			{SecretRef: &examplev1.EnvFromReference{Name: "other-secret"}},
+		}
+		a.Spec.Volumes = []examplev1.Volume{
+			{Name: "a", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "mid"}},
+			{Name: "b", Secret: &examplev1.SecretVolumeSource{SecretName: "volume-secret"}},
+			{Name: "c", EmptyDir: &examplev1.EmptyDirVolumeSource{}},
+		}
+		a.Spec.Files = []examplev1.File{{Path: "/etc/app", Content: "x"}}
+	})
+	got := ReferencedConfigMaps(app)
+	want := []string{"alpha", "mid", "zeta"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	if got := ReferencedConfigMaps(newApp(nil)); len(got) != 0 {
+		t.Fatalf("a MyApp without references: got %v", got)
+	}
+}
+
+func TestConfigMapDigest(t *testing.T) {
+	cm := func(data map[string]string, binary map[string][]byte) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"x": "y"}}, Data: data, BinaryData: binary}
+	}
+	base := ConfigMapDigest(cm(map[string]string{"a": "1", "b": "2"}, nil))
+	for _, tc := range []struct {
+		name string
+		cm   *corev1.ConfigMap
+		same bool
+	}{
+		{"the same data", cm(map[string]string{"b": "2", "a": "1"}, nil), true},
+		{"other metadata", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "d", ResourceVersion: "9"}, Data: map[string]string{"a": "1", "b": "2"}}, true},
+		{"a value changed", cm(map[string]string{"a": "1", "b": "3"}, nil), false},
+		{"a key renamed", cm(map[string]string{"a": "1", "c": "2"}, nil), false},
+		{"a key added", cm(map[string]string{"a": "1", "b": "2", "c": ""}, nil), false},
+		{"a value moved across a key boundary", cm(map[string]string{"a": "1b", "": "2"}, nil), false},
+		{"the same entry as binary data", cm(map[string]string{"a": "1"}, map[string][]byte{"b": []byte("2")}), false},
+		{"empty", cm(nil, nil), false},
+	} {
+		if got := ConfigMapDigest(tc.cm) == base; got != tc.same {
+			t.Errorf("%s: same digest %v, want %v", tc.name, got, tc.same)
+		}
+	}
+	if ConfigMapDigest(cm(nil, nil)) == ConfigMapAbsent {
+		t.Error("an empty ConfigMap must not read as a missing one")
+	}
+}
+
+func TestConfigHash(t *testing.T) {
+	one := ConfigHash(map[string]string{"a": "d1", "b": "d2"})
+	if len(one) != 16 {
+		t.Fatalf("want 16 hex digits, got %q", one)
+	}
+	for _, tc := range []struct {
+		name    string
+		digests map[string]string
+		same    bool
+	}{
+		{"the same digests", map[string]string{"b": "d2", "a": "d1"}, true},
+		{"one changed", map[string]string{"a": "d1", "b": "d3"}, false},
+		{"one missing", map[string]string{"a": "d1", "b": ConfigMapAbsent}, false},
+		{"digests swapped between ConfigMaps", map[string]string{"a": "d2", "b": "d1"}, false},
+		{"one ConfigMap less", map[string]string{"a": "d1"}, false},
+	} {
+		if got := ConfigHash(tc.digests) == one; got != tc.same {
+			t.Errorf("%s: same hash %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
+
+func TestWithConfigHash(t *testing.T) {
+	d, err := Deployment(newApp(nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WithConfigHash(d, "")
+	if _, ok := d.Spec.Template.Annotations[AnnotationConfigHash]; ok {
+		t.Fatal("no hash must put no annotation: a MyApp that does not ask keeps its template")
+	}
+	WithConfigHash(d, "0123456789abcdef")
+	if got := d.Spec.Template.Annotations[AnnotationConfigHash]; got != "0123456789abcdef" {
+		t.Fatalf("got %q", got)
+	}
+	WithConfigHash(nil, "x") // an intent that could not be built stays nil
+}
