@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -150,7 +151,7 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 		DeferCleanup(func() {
 			// Whatever happened, the next stories need the CRD.
 			kubectl("apply", "--server-side", "-f", crdManifest)
-			kubectl("wait", "--for=condition=Established", "crd/myapps.example.com", "--timeout=60s")
+			expectCRDEstablished()
 		})
 		logSize := fileSize(op.Log)
 
@@ -172,7 +173,7 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 
 		By("bringing the CRD back: a new MyApp reconciles")
 		kubectl("apply", "--server-side", "-f", crdManifest)
-		kubectl("wait", "--for=condition=Established", "crd/myapps.example.com", "--timeout=60s")
+		expectCRDEstablished()
 		Eventually(func() error {
 			return k8s.Create(ctx, &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after"},
 				Spec: examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(1))}})
@@ -225,4 +226,16 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// expectCRDEstablished waits until the MyApp CRD is Established. It polls instead of `kubectl
+// wait --for=condition=Established`, which fails at once on a CRD created a moment ago whose
+// status has no conditions yet.
+func expectCRDEstablished() {
+	GinkgoHelper()
+	Eventually(func() (string, error) {
+		out, err := exec.Command(kubectlBin, "--kubeconfig", kubeconfig, "get", "crd", "myapps.example.com",
+			"-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`).CombinedOutput()
+		return string(out), err
+	}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Equal("True"))
 }

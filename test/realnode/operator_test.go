@@ -136,7 +136,10 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 
 		By("starting OLM's olm and catalog operators, out of cluster, with images built here for unpacking bundles")
 		kubectl(nil, "apply", "--server-side", "-f", env["E2E_OLM_CRDS"])
-		kubectl(nil, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+		// kubectl wait fails at once on a CRD whose status has no conditions yet: ask again.
+		Eventually(func() ([]byte, error) {
+			return exec.Command(kubectlPath(), "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "crd", "--all", "--timeout=60s").CombinedOutput()
+		}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Not(BeEmpty()))
 		olmNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "olm"}}
 		Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, olmNS))).To(Succeed())
 		runBackground("olm", filepath.Join(env["E2E_OLM_BIN"], "olm"), "--namespace=olm", "--writeStatusName=",
