@@ -6,9 +6,13 @@
 // cannot), and `/readyz` and `/healthz` with "ok". It writes no file unless asked, so it runs
 // as any user on a read-only root filesystem.
 //
-//	app [--port N] [--shutdown-delay D]
+//	app [--port N] [--shutdown-delay D] [--config FILE]
 //
-// The port defaults to $PORT, then 8080. On SIGTERM the app keeps serving for the shutdown
+// Like a real app, it refuses to start on a configuration it cannot use, so that a test can
+// make its new pods crash through configuration alone: it exits with status 1 when
+// $SHUTDOWN_DELAY is set and is not a duration, or when the config file (default
+// $CONFIG_FILE; none when empty) cannot be read or holds a line that is neither empty, a
+// comment (#) nor key=value. The port defaults to $PORT, then 8080. On SIGTERM the app keeps serving for the shutdown
 // delay (default $SHUTDOWN_DELAY, then 0) before it stops listening: a pod being removed from a
 // Service still receives connections until every node's proxy has dropped its endpoint, so an
 // app that must lose no request waits that long, as Kubernetes' pod termination docs advise.
@@ -24,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,7 +39,11 @@ var version = "dev"
 func main() {
 	port := flag.Int("port", defaultPort(), "TCP port to serve on (default: $PORT, else 8080)")
 	delay := flag.Duration("shutdown-delay", defaultShutdownDelay(), "how long to keep serving after SIGTERM (default: $SHUTDOWN_DELAY, else 0)")
+	config := flag.String("config", os.Getenv("CONFIG_FILE"), "a key=value file the app must be able to read (default: $CONFIG_FILE)")
 	flag.Parse()
+	if err := checkConfig(*config); err != nil {
+		log.Fatalf("invalid configuration: %v", err)
+	}
 
 	hostname, _ := os.Hostname()
 	mux := http.NewServeMux()
@@ -102,4 +111,31 @@ func defaultShutdownDelay() time.Duration {
 		return 0
 	}
 	return d
+}
+
+// checkConfig fails on a $SHUTDOWN_DELAY that is set and not a duration, and on a config file
+// that cannot be read or holds a line other than key=value, a comment or nothing.
+func checkConfig(path string) error {
+	if v, set := os.LookupEnv("SHUTDOWN_DELAY"); set && v != "" {
+		if _, err := time.ParseDuration(v); err != nil {
+			return fmt.Errorf("SHUTDOWN_DELAY: %w", err)
+		}
+	}
+	if path == "" {
+		return nil
+	}
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for i, line := range strings.Split(string(content), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if key, _, ok := strings.Cut(line, "="); !ok || strings.TrimSpace(key) == "" {
+			return fmt.Errorf("%s line %d: want key=value, got %q", path, i+1, line)
+		}
+	}
+	return nil
 }
