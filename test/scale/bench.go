@@ -38,6 +38,7 @@ type options struct {
 	Profiles      string // folder for the manager's heap profiles; empty keeps none
 	Runs          int    // how many times each size is measured; the report shows the median run
 	Churn         churnOptions
+	Config        []int // numbers of MyApps for the config run; none skips it
 }
 
 // result is what one size measured.

@@ -54,7 +54,9 @@ func main() {
 		"Folder to keep the manager's heap profiles in (before the MyApps, after the quiet window); empty keeps none.")
 	flag.IntVar(&opts.Runs, "runs", 1,
 		"How many times each size is measured; the report shows the run of the median ratio and every run's ratios.")
-	var churn string
+	var churn, config string
+	flag.StringVar(&config, "config", "",
+		"Comma-separated numbers of MyApps for the config run (each with a ConfigMap it rolls out on); empty skips it.")
 	flag.StringVar(&churn, "churn", "",
 		"Comma-separated numbers of MyApps for the churn run on the local cluster; empty skips it.")
 	flag.StringVar(&opts.Churn.LocalCluster, "localcluster", filepath.Join("bin", "localcluster"), "The local cluster program (make localcluster).")
@@ -67,6 +69,11 @@ func main() {
 	var err error
 	if sizes != "" {
 		if opts.Sizes, err = parseSizes(sizes); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if config != "" {
+		if opts.Config, err = parseSizes(config); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -84,7 +91,7 @@ func run(opts options, out string) error {
 	if _, err := os.Stat(filepath.Join("config", "crd", "bases")); err != nil {
 		return fmt.Errorf("run from the repository root (`make bench-scale`): %w", err)
 	}
-	if len(opts.Sizes) > 0 && os.Getenv("KUBEBUILDER_ASSETS") == "" {
+	if len(opts.Sizes)+len(opts.Config) > 0 && os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-scale`, which builds kube-apiserver and etcd")
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -111,6 +118,17 @@ func run(opts options, out string) error {
 			return err
 		}
 		rep.Results = append(rep.Results, res)
+	}
+	for _, n := range opts.Config {
+		res, err := runConfig(ctx, opts, bin, n)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			log.Printf("N=%d config run failed: %v", n, err)
+			res.Err = err.Error()
+		}
+		rep.Config = append(rep.Config, res)
 	}
 	for _, n := range opts.Churn.Sizes {
 		// A churn run that fails is reported as such; the figures measured before stay.

@@ -19,6 +19,7 @@ type report struct {
 	Machine machine
 	Results []result
 	Churn   []churnResult
+	Config  []configResult
 }
 
 // row is one line of the summary table: a figure per size, then 0.2.0 and the goal.
@@ -292,6 +293,7 @@ func (rep report) markdown(plot string) string {
 		p("quickest run to the slowest. (At N=1000, milliseconds per MyApp read as seconds for the phase.)\n\n")
 	}
 	rep.churnTable(p)
+	rep.configTable(p)
 	rep.requestTable(p)
 	rep.quietTable(p)
 	p("%s", methodText)

@@ -33,16 +33,23 @@ type requestCounts map[requestKey]float64
 // special: the benchmark creates them, the operator only reads them and writes their status.
 var operatorResources = map[string]bool{
 	"deployments": true, "services": true, "horizontalpodautoscalers": true,
-	"poddisruptionbudgets": true, "replicasets": true, "events": true, "myapps": true,
+	"poddisruptionbudgets": true, "replicasets": true, "events": true, "myapps": true, "configmaps": true,
 }
 
 // isOperatorRequest tells whether a series counts requests the operator sends.
 func isOperatorRequest(k requestKey) bool {
-	if !operatorResources[k.Resource] {
+	switch {
+	case !operatorResources[k.Resource]:
 		return false
+	case k.Resource == "myapps":
+		// The benchmark creates the MyApps; the operator never does.
+		return k.Subresource != "" || k.Verb != "POST"
+	case k.Resource == "configmaps":
+		// The config run's ConfigMaps are the benchmark's creates and updates; the operator
+		// applies (and deletes) only its files ConfigMaps.
+		return k.Verb != "POST" && k.Verb != "PUT"
 	}
-	// The benchmark creates the MyApps; the operator never does.
-	return k.Resource != "myapps" || k.Subresource != "" || k.Verb != "POST"
+	return true
 }
 
 // mutatingVerbs are the verbs that change an object, as apiserver_request_total spells them:
