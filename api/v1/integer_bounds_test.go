@@ -68,7 +68,19 @@ var requiredFillers = map[string]any{
 // fillersAt are required fillers for one object of the schema, by its path, where the
 // filler of that name in requiredFillers does not fit: a file's path is absolute.
 var fillersAt = map[string]map[string]any{
-	"files.[]": {"path": "/p"},
+	"files.[]":               {"path": "/p"},
+	"volumes.[].downwardAPI": {"items": []any{map[string]any{"path": "p", "fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
+}
+
+// objectFillers complete an object of the schema, by its path, with what it needs beside the
+// integer for admission to judge the integer alone, required or not: a downward API file
+// needs one of its two sources.
+var objectFillers = map[string]func(obj map[string]any){
+	"volumes.[].downwardAPI.items.[]": func(obj map[string]any) {
+		if _, set := obj["resourceFieldRef"]; !set {
+			obj["fieldRef"] = map[string]any{"fieldPath": "metadata.name"}
+		}
+	},
 }
 
 // siblingFillers are what the object holding an integer needs beside it for admission to
@@ -139,6 +151,9 @@ func specWith(t *testing.T, root apiextensionsv1.JSONSchemaProps, path []string,
 			for k, v := range siblingFillers[rest[0]] {
 				obj[k] = v
 			}
+		}
+		if fill, ok := objectFillers[strings.Join(path[:len(path)-len(rest)], ".")]; ok {
+			fill(obj)
 		}
 		for _, req := range node.Required {
 			if _, set := obj[req]; set {

@@ -8,9 +8,9 @@ package v1
 type ObjectName string
 
 // Volume is a volume the pods may mount (spec.volumeMounts): exactly one of a ConfigMap, a
-// Secret, an emptyDir and a PersistentVolumeClaim, each in the core shape. Nothing that
-// reaches the node, such as hostPath, is offered.
-// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir and persistentVolumeClaim must be set"
+// Secret, an emptyDir, a PersistentVolumeClaim and the downward API, each in the core shape.
+// Nothing that reaches the node, such as hostPath, is offered.
+// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) + (has(self.downwardAPI) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir, persistentVolumeClaim and downwardAPI must be set"
 type Volume struct {
 	// Name names the volume for volumeMounts: a DNS label, at most 63 lower case letters,
 	// digits and '-', not starting with kube-api-access- (Kubernetes' ServiceAccount admission
@@ -42,6 +42,77 @@ type Volume struct {
 	// MyApp run one pod.
 	// +optional
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+
+	// DownwardAPI makes fields of the pod (its name, namespace, uid, labels and annotations)
+	// and limits or requests of the container files, which the kubelet keeps up to date.
+	// +optional
+	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+}
+
+// DownwardAPIVolumeSource is the downward API as files, in the core shape.
+type DownwardAPIVolumeSource struct {
+	// Items are the files, each of one field of the pod or one resource of the container; at
+	// most 16 (the API server's cost budget for the CRD's rules bounds them).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +required
+	Items []DownwardAPIVolumeFile `json:"items"`
+
+	// DefaultMode is the files' permission bits, 0 to 0777 (511 in decimal). Defaults to 0644.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+}
+
+// DownwardAPIVolumeFile is one file of the downward API: a field of the pod or a resource of
+// the application's container, in the core shape (without containerName: it is always the
+// application's container).
+// +kubebuilder:validation:XValidation:rule="has(self.fieldRef) != has(self.resourceFieldRef)",message="exactly one of fieldRef and resourceFieldRef must be set"
+type DownwardAPIVolumeFile struct {
+	// Path is the file's path in the volume: relative, without a '..' element, each element
+	// at most 255 characters (the kubelet's limit on a file name).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
+	// +required
+	Path string `json:"path"`
+
+	// FieldRef selects a field of the pod.
+	// +optional
+	FieldRef *VolumeFieldSelector `json:"fieldRef,omitempty"`
+
+	// ResourceFieldRef selects a limit or request of the container.
+	// +optional
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+
+	// Mode is the file's permission bits, 0 to 0777 (511 in decimal); defaults to the
+	// volume's defaultMode.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	Mode *int32 `json:"mode,omitempty"`
+}
+
+// VolumeFieldSelector selects a field of the pod for a downward API file, in the core shape:
+// the fields a volume can show, which are fewer than a variable's.
+type VolumeFieldSelector struct {
+	// APIVersion is the version of the schema the path is written in: v1, the default.
+	// +kubebuilder:validation:Enum=v1
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+
+	// FieldPath is the path of the field: metadata.name, metadata.namespace, metadata.uid,
+	// metadata.labels, metadata.annotations, metadata.labels['<key>'] or
+	// metadata.annotations['<key>'].
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=350
+	// +kubebuilder:validation:XValidation:rule=`self in ['metadata.name', 'metadata.namespace', 'metadata.uid', 'metadata.labels', 'metadata.annotations'] || self.matches("^metadata[.]labels[[]'([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'[]]$") || self.matches("^metadata[.]annotations[[]'([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?([.][a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'[]]$")`,message="must be metadata.name, metadata.namespace, metadata.uid, metadata.labels, metadata.annotations, metadata.labels['<key>'] or metadata.annotations['<key>'], with a key that is a qualified name"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('/') || self.indexOf('/') <= self.indexOf('[') + 255",message="the key's prefix must have at most 253 characters"
+	// +required
+	FieldPath string `json:"fieldPath"`
 }
 
 // ConfigMapVolumeSource is a ConfigMap as files, in the core shape.

@@ -353,14 +353,9 @@ func envVars(env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, erro
 			v.WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(
 				corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(from.FieldRef.FieldPath)))
 		case from != nil && from.ResourceFieldRef != nil:
-			sel := corev1ac.ResourceFieldSelector().WithResource(from.ResourceFieldRef.Resource)
-			if d := from.ResourceFieldRef.Divisor; d != nil {
-				q, err := resource.ParseQuantity(string(*d))
-				if err != nil {
-					return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.env[%d].valueFrom.resourceFieldRef.divisor", i),
-						Message: fmt.Sprintf("%q is not a Kubernetes quantity", string(*d))}
-				}
-				sel.WithDivisor(q)
+			sel, err := resourceFieldSelector(fmt.Sprintf("spec.env[%d].valueFrom.resourceFieldRef", i), from.ResourceFieldRef)
+			if err != nil {
+				return nil, err
 			}
 			v.WithValueFrom(corev1ac.EnvVarSource().WithResourceFieldRef(sel))
 		case e.Value != nil && *e.Value != "":
@@ -371,6 +366,20 @@ func envVars(env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, erro
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// resourceFieldSelector is a limit or request of the application's container, for a variable
+// or a downward API file (field is where it is in the spec).
+func resourceFieldSelector(field string, ref *examplev1.ResourceFieldSelector) (*corev1ac.ResourceFieldSelectorApplyConfiguration, error) {
+	sel := corev1ac.ResourceFieldSelector().WithResource(ref.Resource)
+	if d := ref.Divisor; d != nil {
+		q, err := resource.ParseQuantity(string(*d))
+		if err != nil {
+			return nil, &InvalidSpecError{Field: field + ".divisor", Message: fmt.Sprintf("%q is not a Kubernetes quantity", string(*d))}
+		}
+		sel.WithDivisor(q)
+	}
+	return sel, nil
 }
 
 // envFromSource is one ConfigMap or Secret whose keys become variables.

@@ -196,6 +196,27 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(*c.VolumeMounts[2].SubPath).To(Equal("web"))
 			},
 		},
+		"a downward API volume: fields of the pod, and resources of the application's container": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Volumes = []examplev1.Volume{{Name: "pod-info", DownwardAPI: &examplev1.DownwardAPIVolumeSource{
+					DefaultMode: ptr(int32(0o444)),
+					Items: []examplev1.DownwardAPIVolumeFile{
+						{Path: "labels", FieldRef: &examplev1.VolumeFieldSelector{FieldPath: "metadata.labels"}},
+						{Path: "memory", Mode: ptr(int32(0o400)), ResourceFieldRef: &examplev1.ResourceFieldSelector{
+							Resource: "limits.memory", Divisor: ptr(examplev1.Quantity("1Mi"))}},
+					}}}}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, _ *corev1ac.ContainerApplyConfiguration) {
+				src := pod.Spec.Volumes[0].DownwardAPI
+				g.Expect(*src.DefaultMode).To(Equal(int32(0o444)))
+				g.Expect(src.Items).To(HaveLen(2))
+				g.Expect(*src.Items[0].FieldRef.FieldPath).To(Equal("metadata.labels"))
+				g.Expect(*src.Items[0].FieldRef.APIVersion).To(Equal("v1"))
+				g.Expect(*src.Items[1].ResourceFieldRef.ContainerName).To(Equal(ContainerName), "a volume's selector names the container")
+				g.Expect(src.Items[1].ResourceFieldRef.Divisor.String()).To(Equal("1Mi"))
+				g.Expect(*src.Items[1].Mode).To(Equal(int32(0o400)))
+			},
+		},
 		"an empty env value is sent as no value": {
 			mutate: func(a *examplev1.MyApp) { a.Spec.Env = []examplev1.EnvVar{{Name: "EMPTY", Value: ptr("")}} },
 			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {

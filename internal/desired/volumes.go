@@ -53,9 +53,36 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 			src.WithReadOnly(true)
 		}
 		out.WithPersistentVolumeClaim(src)
+	case v.DownwardAPI != nil:
+		src := corev1ac.DownwardAPIVolumeSource()
+		if v.DownwardAPI.DefaultMode != nil {
+			src.WithDefaultMode(*v.DownwardAPI.DefaultMode)
+		}
+		for i, item := range v.DownwardAPI.Items {
+			file := corev1ac.DownwardAPIVolumeFile().WithPath(item.Path)
+			switch {
+			case item.FieldRef != nil:
+				file.WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(item.FieldRef.FieldPath))
+			case item.ResourceFieldRef != nil:
+				sel, err := resourceFieldSelector(fmt.Sprintf("spec.volumes[%s].downwardAPI.items[%d].resourceFieldRef", v.Name, i), item.ResourceFieldRef)
+				if err != nil {
+					return nil, err
+				}
+				// A volume's selector names its container; a MyApp has one.
+				file.WithResourceFieldRef(sel.WithContainerName(ContainerName))
+			default:
+				return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.volumes[%s].downwardAPI.items[%d]", v.Name, i),
+					Message: "exactly one of fieldRef and resourceFieldRef must be set"}
+			}
+			if item.Mode != nil {
+				file.WithMode(*item.Mode)
+			}
+			src.WithItems(file)
+		}
+		out.WithDownwardAPI(src)
 	default:
 		return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.volumes[%s]", v.Name),
-			Message: "exactly one of configMap, secret, emptyDir and persistentVolumeClaim must be set"}
+			Message: "exactly one of configMap, secret, emptyDir, persistentVolumeClaim and downwardAPI must be set"}
 	}
 	return out, nil
 }
