@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -49,16 +51,22 @@ type configDigest struct {
 	digest          string
 }
 
-func (c *configDigests) get(key types.NamespacedName, resourceVersion string) (string, bool) {
+func (c *configDigests) get(key types.NamespacedName) (configDigest, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.m[key]
-	return d.digest, ok && d.resourceVersion == resourceVersion
+	return d, ok
 }
 
-func (c *configDigests) set(key types.NamespacedName, d configDigest) {
+// swap stores d for key if the entry is still old (or still missing, when found is false):
+// of two reconcilers that read one ConfigMap at once, the one that read it earlier may store
+// last, and must not put back an older version the other replaced.
+func (c *configDigests) swap(key types.NamespacedName, old configDigest, found bool, d configDigest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if current, ok := c.m[key]; ok != found || current != old {
+		return
+	}
 	if c.m == nil {
 		c.m = map[types.NamespacedName]configDigest{}
 	}
@@ -72,8 +80,11 @@ func (c *configDigests) forget(key types.NamespacedName) {
 }
 
 // configHash is the hash the MyApp's pod template carries for the ConfigMaps it references,
-// or "" when it asks for none.
-func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp) (string, error) {
+// or "" when it asks for none. current is the Deployment as cached, or nil. While a ConfigMap
+// the pods cannot start without is missing (deleted to be created again, as `kubectl replace
+// --force` does), the hash stays the one the Deployment carries: a rollout then would only
+// replace running pods with pods that cannot start.
+func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp, current *appsv1.Deployment) (string, error) {
 	if !desired.RollsOnConfigChange(app) {
 		return "", nil
 	}
@@ -81,11 +92,16 @@ func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp) 
 	if len(names) == 0 {
 		return "", nil
 	}
+	required := desired.RequiredConfigMaps(app)
 	digests := make(map[string]string, len(names))
 	for _, name := range names {
 		d, err := r.configMapDigest(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name})
 		if err != nil {
 			return "", err
+		}
+		if d == desired.ConfigMapAbsent && required[name] && current != nil {
+			log.FromContext(ctx).V(1).Info("A ConfigMap the pods need is missing: the template keeps its config hash", "configMap", name)
+			return configHashOf(current), nil
 		}
 		digests[name] = d
 	}
@@ -106,19 +122,20 @@ func (r *MyAppReconciler) configMapDigest(ctx context.Context, key types.Namespa
 	default:
 		version = meta.ResourceVersion
 	}
-	if d, ok := r.configDigests.get(key, version); ok {
-		return d, nil
+	known, found := r.configDigests.get(key)
+	if found && known.resourceVersion == version {
+		return known.digest, nil
 	}
 	cm := &corev1.ConfigMap{}
 	switch err := r.APIReader.Get(ctx, key, cm); {
 	case apierrors.IsNotFound(err):
-		r.configDigests.set(key, configDigest{digest: desired.ConfigMapAbsent})
+		r.configDigests.swap(key, known, found, configDigest{digest: desired.ConfigMapAbsent})
 		return desired.ConfigMapAbsent, nil
 	case err != nil:
 		return "", fmt.Errorf("reading ConfigMap %s: %w", key.Name, err)
 	}
 	d := desired.ConfigMapDigest(cm)
-	r.configDigests.set(key, configDigest{resourceVersion: cm.ResourceVersion, digest: d})
+	r.configDigests.swap(key, known, found, configDigest{resourceVersion: cm.ResourceVersion, digest: d})
 	return d, nil
 }
 
@@ -149,4 +166,12 @@ func (r *MyAppReconciler) referencedConfigMapChanged() handler.TypedEventHandler
 			enqueue(ctx, e.Object, q)
 		},
 	}
+}
+
+// configHashOf is the config hash the Deployment's pod template carries ("" for none).
+func configHashOf(d *appsv1.Deployment) string {
+	if d == nil {
+		return ""
+	}
+	return d.Spec.Template.Annotations[desired.AnnotationConfigHash]
 }

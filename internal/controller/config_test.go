@@ -9,13 +9,14 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 )
 
-// configHashOf is the config hash on the pod template of the Deployment of the MyApp web.
-func configHashOf(ns string) func(Gomega) string {
+// templateConfigHash is the config hash on the pod template of the Deployment of the MyApp web.
+func templateConfigHash(ns string) func(Gomega) string {
 	return func(g Gomega) string {
 		return getDeployment(ns, "web")(g).Spec.Template.Annotations[desired.AnnotationConfigHash]
 	}
@@ -35,10 +36,12 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	settings := func(data map[string]string) *corev1.ConfigMap {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: data}
-		Expect(k8s.Create(suiteCtx, cm)).To(Succeed())
-		return cm
+	// settings creates the ConfigMap settings with data, and levels, which the MyApp below
+	// takes a key of, unless it exists.
+	settings := func(data map[string]string) {
+		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: data})).To(Succeed())
+		levels := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "levels"}, Data: map[string]string{"level": "info"}}
+		Expect(client.IgnoreAlreadyExists(k8s.Create(suiteCtx, levels))).To(Succeed())
 	}
 	referencing := func(rollout *bool) func(*examplev1.MyApp) {
 		return func(a *examplev1.MyApp) {
@@ -62,39 +65,58 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 			a.Labels = map[string]string{unwatchedLabel: "quiet"}
 		})
 		var first string
-		Eventually(func(g Gomega) { first = configHashOf(ns)(g); g.Expect(first).To(HaveLen(16)) }).Should(Succeed())
+		Eventually(func(g Gomega) { first = templateConfigHash(ns)(g); g.Expect(first).To(HaveLen(16)) }).Should(Succeed())
 
 		By("a change of the data: a new hash on the template")
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		var second string
-		Eventually(func(g Gomega) { second = configHashOf(ns)(g); g.Expect(second).NotTo(Equal(first)) }).Should(Succeed())
+		Eventually(func(g Gomega) { second = templateConfigHash(ns)(g); g.Expect(second).NotTo(Equal(first)) }).Should(Succeed())
 
 		By("a change of the ConfigMap's labels only: the template stays")
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"team": "web"} })
-		Consistently(configHashOf(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(second))
+		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(second))
 
-		By("a ConfigMap it references by a key, missing until now, created: a new hash")
-		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "levels"},
-			Data: map[string]string{"level": "info"}})).To(Succeed())
+		By("the optional ConfigMap of a volume, missing until now, created: a new hash, since the pods see it")
+		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "files"},
+			Data: map[string]string{"app.conf": "level=info"}})).To(Succeed())
 		var third string
-		Eventually(func(g Gomega) { third = configHashOf(ns)(g); g.Expect(third).NotTo(BeElementOf(first, second)) }).Should(Succeed())
+		Eventually(func(g Gomega) { third = templateConfigHash(ns)(g); g.Expect(third).NotTo(BeElementOf(first, second)) }).Should(Succeed())
 
 		By("a change, then the data back as it was: the hash it had with that data")
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "three" })
-		Eventually(configHashOf(ns)).ShouldNot(Equal(third))
+		Eventually(templateConfigHash(ns)).ShouldNot(Equal(third))
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
-		Eventually(configHashOf(ns)).Should(Equal(third))
+		Eventually(templateConfigHash(ns)).Should(Equal(third))
 
 		By("a ConfigMap of the namespace it does not reference changes: nothing")
-		now := configHashOf(ns)(Default)
+		now := templateConfigHash(ns)(Default)
 		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other"}})).To(Succeed())
-		Consistently(configHashOf(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(now))
+		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(now))
+	})
+
+	It("rolls nothing while a ConfigMap the pods need is deleted to be created again", func() {
+		settings(map[string]string{"MODE": "one"})
+		createMyApp(ns, "web", referencing(ptrTo(true)))
+		var before string
+		Eventually(func(g Gomega) { before = templateConfigHash(ns)(g); g.Expect(before).NotTo(BeEmpty()) }).Should(Succeed())
+
+		By("the required ConfigMap deleted: the template keeps its hash")
+		Expect(k8s.Delete(suiteCtx, getConfigMap(ns, "settings")(Default))).To(Succeed())
+		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
+
+		By("created again with the same data: still the same hash")
+		settings(map[string]string{"MODE": "one"})
+		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
+
+		By("created again with other data: a new hash")
+		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		Eventually(templateConfigHash(ns)).ShouldNot(Equal(before))
 	})
 
 	It("reads a changed ConfigMap once, and nothing at steady state", func() {
 		settings(map[string]string{"MODE": "one"})
 		createMyApp(ns, "web", referencing(ptrTo(true)))
-		Eventually(configHashOf(ns)).ShouldNot(BeEmpty())
+		Eventually(templateConfigHash(ns)).ShouldNot(BeEmpty())
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) {
 			m := managerRequests.count()
@@ -102,10 +124,10 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("one change: one GET of that ConfigMap")
-		before := configHashOf(ns)(Default)
+		before := templateConfigHash(ns)(Default)
 		n := managerRequests.count()
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
-		Eventually(configHashOf(ns)).ShouldNot(Equal(before))
+		Eventually(templateConfigHash(ns)).ShouldNot(Equal(before))
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) {
 			m := managerRequests.count()
@@ -135,8 +157,8 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 
 		By("turned on, then off: the hash comes, then goes")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.RolloutOnConfigChange = ptrTo(true) })
-		Eventually(configHashOf(ns)).ShouldNot(BeEmpty())
+		Eventually(templateConfigHash(ns)).ShouldNot(BeEmpty())
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.RolloutOnConfigChange = ptrTo(false) })
-		Eventually(configHashOf(ns)).Should(BeEmpty())
+		Eventually(templateConfigHash(ns)).Should(BeEmpty())
 	})
 })

@@ -194,20 +194,23 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, err)
 		inputsRead = err == nil
 	}
-	configHash, err := r.configHash(ctx, app)
-	out.add(r, app, obs, err)
-	inputsRead = inputsRead && err == nil
-
 	cached := &appsv1.Deployment{}
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
 	}
-	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached)
+	configHash, err := r.configHash(ctx, app, cached)
 	out.add(r, app, obs, err)
-	desired.WithConfigHash(deployment, configHash)
+	inputsRead = inputsRead && err == nil
+
+	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, configHash)
+	out.add(r, app, obs, err)
 	held := false
-	if rb, template := r.heldRollback(app, specTemplateDigest(deployment)); rb != nil && phase == migrationNone &&
-		status.AutoRollback(app) && deployment != nil {
+	switch rb, template := r.heldRollback(app, specTemplateDigest(deployment), inputsRead); {
+	case !inputsRead:
+		// Without its inputs the template the spec asks for is not known: a rollback in force
+		// stays in force, and the running Deployment stays as it is (below).
+		obs.RolledBack = rb
+	case rb != nil && phase == migrationNone && status.AutoRollback(app) && deployment != nil:
 		// The template the spec asks for failed and was rolled back (rollback.go): it is not
 		// tried again until the spec asks for another or a reconcile is requested.
 		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached, deployment, rb, template)
@@ -297,11 +300,12 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 // migrating, and the replica count and hand-over annotations desired.Replicas decides from
 // the MyApp and the Deployment as stored (replicas.go). cached is the Deployment the cache
 // holds, or nil.
-func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment, configHash string) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	deployment, err := desired.Deployment(app, migrating)
 	if err != nil {
 		return nil, err
 	}
+	desired.WithConfigHash(deployment, configHash)
 	replicas := desired.Replicas(app, deploymentReplicas(cached))
 	deployment.Spec.Replicas = replicas.Replicas
 	deployment.WithAnnotations(map[string]string{desired.AnnotationReplicas: replicas.Annotation})

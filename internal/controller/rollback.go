@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/status"
 )
 
@@ -101,8 +103,19 @@ func specTemplateDigest(deployment *appsv1ac.DeploymentApplyConfiguration) strin
 
 // heldRollback is the rollback in force for the MyApp whose spec asks for the template of
 // digest spec: the status's, or the one this reconciler made and the cache does not show yet.
-func (r *MyAppReconciler) heldRollback(app *examplev1.MyApp, spec string) (*examplev1.RollbackStatus, *corev1.PodTemplateSpec) {
+// While the spec's template is not known (specKnown false: a ConfigMap it takes a hash of could
+// not be read), a rollback recorded stays in force whatever spec is, and nothing is forgotten.
+func (r *MyAppReconciler) heldRollback(app *examplev1.MyApp, spec string, specKnown bool) (*examplev1.RollbackStatus, *corev1.PodTemplateSpec) {
 	memo, known := r.rollbacks.get(app)
+	if !specKnown {
+		switch {
+		case app.Status.RolledBack != nil:
+			return app.Status.RolledBack, nil
+		case known:
+			return &memo.record, memo.template
+		}
+		return nil, nil
+	}
 	if status.RollbackHolds(app.Status.RolledBack, app, spec) {
 		if known && memo.record.FailedSpec == spec && memo.record.Template == app.Status.RolledBack.Template {
 			return app.Status.RolledBack, memo.template
@@ -192,13 +205,18 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 	if len(template.Spec.Containers) > 0 {
 		readyImage = template.Spec.Containers[0].Image
 	}
+	change := "Change the spec"
+	if names := desired.ReferencedConfigMaps(app); desired.RollsOnConfigChange(app) && len(names) > 0 {
+		// The template also holds the data of these ConfigMaps: a change of theirs is a new template.
+		change = fmt.Sprintf("Change the spec or the ConfigMaps it rolls out on (%s)", strings.Join(names, ", "))
+	}
 	rb := examplev1.RollbackStatus{
 		Generation: app.Generation, FailedSpec: specTemplateDigest(deployment),
 		ReconcileRequest: status.Digest(app.Annotations[examplev1.ReconcileRequestAnnotation]),
 		FailedTemplate:   hash, Template: ready, Reason: reason, Time: metav1.NewTime(now),
 		Message: truncate(fmt.Sprintf("Rolled Deployment %s back to the last Ready pod template (%s, image %q): the template of generation %d "+
-			"(%s, image %q) failed. %s. Change the spec, or request a reconcile to try it again",
-			d.Name, ready, readyImage, app.Generation, hash, app.Spec.Image, message), maxRollbackMessage),
+			"(%s, image %q) failed. %s. %s, or request a reconcile to try it again",
+			d.Name, ready, readyImage, app.Generation, hash, app.Spec.Image, message, change), maxRollbackMessage),
 	}
 	r.rollbacks.set(app, rollbackMemo{record: rb, template: template})
 	obs.RolledBack = &rb

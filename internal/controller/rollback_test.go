@@ -182,23 +182,23 @@ var _ = Describe("A failed rollout", func() {
 			a.Spec.EnvFrom = []examplev1.EnvFromSource{{ConfigMapRef: &examplev1.EnvFromReference{Name: "settings"}}}
 		})
 		good := readyOn()
-		goodHash := configHashOf(ns)(Default)
+		goodHash := templateConfigHash(ns)(Default)
 
 		By("a value the app refuses: a new template, whose pods crash")
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "soon" })
-		Eventually(configHashOf(ns)).ShouldNot(Equal(goodHash))
+		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
 		setWaiting(createPodOf(ns, "web", startRollout(ns)), "CrashLoopBackOff", "back-off 10s restarting failed container")
 
 		By("the Deployment back on the last Ready template, and held there while the ConfigMap stays as it is")
-		Eventually(configHashOf(ns)).Should(Equal(goodHash))
-		eventuallyRolledBack("CrashLoopBackOff")
+		Eventually(templateConfigHash(ns)).Should(Equal(goodHash))
+		Expect(eventuallyRolledBack("CrashLoopBackOff").Message).To(ContainSubstring("the ConfigMaps it rolls out on (settings)"))
 		promoteReplicaSet(ns, good)
-		Consistently(configHashOf(ns), 3*resyncPeriod, 200*time.Millisecond).Should(Equal(goodHash))
+		Consistently(templateConfigHash(ns), 3*resyncPeriod, 200*time.Millisecond).Should(Equal(goodHash))
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
 
 		By("the ConfigMap fixed: the new configuration rolls forward")
 		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
-		Eventually(configHashOf(ns)).ShouldNot(Equal(goodHash))
+		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
 		next := currentReplicaSet(ns, "web")
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) {

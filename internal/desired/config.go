@@ -20,7 +20,8 @@ import (
 // the template, which the Deployment rolls out.
 const AnnotationConfigHash = "myapp.example.com/config-hash"
 
-// ConfigMapAbsent is the digest of a referenced ConfigMap that does not exist.
+// ConfigMapAbsent is the digest of a referenced ConfigMap that does not exist and that the
+// pods may start without (RequiredConfigMaps).
 const ConfigMapAbsent = "absent"
 
 // RollsOnConfigChange tells whether the MyApp asks to roll its pods out on a change of the
@@ -52,6 +53,29 @@ func ReferencedConfigMaps(app *examplev1.MyApp) []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// RequiredConfigMaps are the names of the referenced ConfigMaps (ReferencedConfigMaps) that a
+// pod cannot start without: those referenced at least once without optional: true (a key of
+// env[].valueFrom always is).
+func RequiredConfigMaps(app *examplev1.MyApp) map[string]bool {
+	required := map[string]bool{}
+	for _, e := range app.Spec.Env {
+		if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+			required[e.ValueFrom.ConfigMapKeyRef.Name] = true
+		}
+	}
+	for _, from := range app.Spec.EnvFrom {
+		if ref := from.ConfigMapRef; ref != nil && (ref.Optional == nil || !*ref.Optional) {
+			required[string(ref.Name)] = true
+		}
+	}
+	for _, v := range app.Spec.Volumes {
+		if cm := v.ConfigMap; cm != nil && (cm.Optional == nil || !*cm.Optional) {
+			required[string(cm.Name)] = true
+		}
+	}
+	return required
 }
 
 // ConfigMapDigest is a digest of a ConfigMap's data and binaryData, whatever their order: two

@@ -37,6 +37,14 @@ func TestReferencedConfigMaps(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
+	app.Spec.EnvFrom = append(app.Spec.EnvFrom, examplev1.EnvFromSource{ConfigMapRef: &examplev1.EnvFromReference{Name: "maybe", Optional: ptr(true)}})
+	app.Spec.Volumes = append(app.Spec.Volumes,
+		examplev1.Volume{Name: "d", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "maybe", Optional: ptr(true)}},
+		examplev1.Volume{Name: "e", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "mid", Optional: ptr(true)}})
+	required := RequiredConfigMaps(app)
+	if !required["alpha"] || !required["zeta"] || !required["mid"] || required["maybe"] || len(required) != 3 {
+		t.Fatalf("required: got %v, want alpha, mid and zeta (mid is required by one of its references)", required)
+	}
 	if got := ReferencedConfigMaps(newApp(nil)); len(got) != 0 {
 		t.Fatalf("a MyApp without references: got %v", got)
 	}
