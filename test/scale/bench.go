@@ -39,6 +39,7 @@ type options struct {
 	Runs          int    // how many times each size is measured; the report shows the median run
 	Churn         churnOptions
 	Config        []int // numbers of MyApps for the config run; none skips it
+	Files         []int // numbers of MyApps for the files run; none skips it
 }
 
 // result is what one size measured.

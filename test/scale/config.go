@@ -21,9 +21,14 @@ import (
 // once. It gives what tracking ConfigMaps costs: the live heap per MyApp, and the operator's
 // requests per ConfigMap change.
 
-// configResult is what one config run measured.
+// The files run (issue 28) is the config run's first half for N MyApps with one file each
+// (spec.files), which the operator writes into a ConfigMap of its own: what that one more
+// child costs.
+
+// configResult is what one config or files run measured.
 type configResult struct {
 	N        int
+	Files    bool          // a files run
 	Requests requestCounts // the operator's, from the first create until it settled
 	Quiet    requestCounts // in the quiet window after
 	Change   requestCounts // from the first ConfigMap change until it settled again
@@ -44,8 +49,15 @@ func newConfigMyApp(namespace string, i int) *examplev1.MyApp {
 	return app
 }
 
-func runConfig(ctx context.Context, opts options, managerBin string, n int) (res configResult, err error) {
-	res.N = n
+// newFilesMyApp is the benchmark's MyApp i with one file.
+func newFilesMyApp(namespace string, i int) *examplev1.MyApp {
+	app := newMyApp(namespace, i)
+	app.Spec.Files = []examplev1.File{{Path: "/etc/app/app.conf", Content: "level=info\nname=" + app.Name + "\n"}}
+	return app
+}
+
+func runConfig(ctx context.Context, opts options, managerBin string, n int, files bool) (res configResult, err error) {
+	res.N, res.Files = n, files
 	dir, err := os.MkdirTemp("", "bench-scale-config-"+strconv.Itoa(n)+"-")
 	if err != nil {
 		return res, err
@@ -104,14 +116,20 @@ func measureConfig(ctx context.Context, opts options, c *cluster, scraper *apiSe
 		return operatorDelta(from, to), st, err
 	}
 
-	res.Requests, res.Settled, err = settle("creating N ConfigMaps and N MyApps referencing them", func(ctx context.Context, i int) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: appName(i)},
-			Data: map[string]string{configLevelKey: "info"}}
-		if err := c.admin.Create(ctx, cm); err != nil {
-			return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
-		}
-		return c.admin.Create(ctx, newConfigMyApp(operatorNamespace, i))
-	})
+	if res.Files {
+		res.Requests, res.Settled, err = settle("creating N MyApps with a file each", func(ctx context.Context, i int) error {
+			return c.admin.Create(ctx, newFilesMyApp(operatorNamespace, i))
+		})
+	} else {
+		res.Requests, res.Settled, err = settle("creating N ConfigMaps and N MyApps referencing them", func(ctx context.Context, i int) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: operatorNamespace, Name: appName(i)},
+				Data: map[string]string{configLevelKey: "info"}}
+			if err := c.admin.Create(ctx, cm); err != nil {
+				return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
+			}
+			return c.admin.Create(ctx, newConfigMyApp(operatorNamespace, i))
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -134,6 +152,9 @@ func measureConfig(ctx context.Context, opts options, c *cluster, scraper *apiSe
 		return err
 	}
 
+	if res.Files {
+		return nil
+	}
 	res.Change, res.Changed, err = settle("changing every ConfigMap once", func(ctx context.Context, i int) error {
 		// An update without a resourceVersion, so that the benchmark sends no GET the count
 		// would take for the operator's.
@@ -149,7 +170,16 @@ func measureConfig(ctx context.Context, opts options, c *cluster, scraper *apiSe
 
 // configTable reports the config runs.
 func (rep report) configTable(p func(string, ...any)) {
-	if len(rep.Config) == 0 {
+	var config, files []configResult
+	for _, r := range rep.Config {
+		if r.Files {
+			files = append(files, r)
+		} else {
+			config = append(config, r)
+		}
+	}
+	filesTable(p, files)
+	if len(config) == 0 {
 		return
 	}
 	p("## MyApps that roll out on ConfigMap changes\n\n")
@@ -157,16 +187,7 @@ func (rep report) configTable(p func(string, ...any)) {
 	p("ConfigMap of its own (`envFrom`), created %d at a time with their ConfigMaps; then every ConfigMap\n", concurrency)
 	p("changed once. Requests are the operator's, from the API server's `apiserver_request_total` (the\n")
 	p("benchmark's own creates and updates of ConfigMaps left out).\n\n")
-	header := []string{"figure"}
-	for _, r := range rep.Config {
-		header = append(header, fmt.Sprintf("N=%d", r.N))
-	}
-	per := func(v float64, n int) string { return fmt.Sprintf("%.2f", v/float64(n)) }
-	isConfigMapGet := func(k requestKey) bool { return k.Verb == "GET" && k.Resource == "configmaps" }
-	rowsDef := []struct {
-		figure string
-		value  func(configResult) string
-	}{
+	rowsDef := []extraRow{
 		{"all operator requests per new MyApp", func(r configResult) string { return per(r.Requests.total(nil), r.N) }},
 		{"… mutating (applies + status)", func(r configResult) string { return per(r.Requests.total(isMutatingChild), r.N) }},
 		{"… GETs of ConfigMaps", func(r configResult) string { return per(r.Requests.total(isConfigMapGet), r.N) }},
@@ -181,10 +202,50 @@ func (rep report) configTable(p func(string, ...any)) {
 			return fmt.Sprintf("%.1f KiB", (r.Changed.LiveHeap-r.Before.LiveHeap)/kib/float64(r.N))
 		}},
 	}
+	extraTable(p, config, rowsDef)
+}
+
+// filesTable reports the files runs.
+func filesTable(p func(string, ...any), runs []configResult) {
+	if len(runs) == 0 {
+		return
+	}
+	p("## MyApps with files\n\n")
+	p("On a fresh envtest, N MyApps with one file each (`files`), created %d at a time; the operator\n", concurrency)
+	p("writes each MyApp's files into an immutable ConfigMap of its own, one more child.\n\n")
+	isConfigMap := func(k requestKey) bool { return k.Resource == "configmaps" }
+	extraTable(p, runs, []extraRow{
+		{"all operator requests per new MyApp", func(r configResult) string { return per(r.Requests.total(nil), r.N) }},
+		{"… mutating (applies + status)", func(r configResult) string { return per(r.Requests.total(isMutatingChild), r.N) }},
+		{"… live GETs (1 per child: Deployment, Service, ConfigMap)", func(r configResult) string { return per(r.Requests.total(isLiveGet), r.N) }},
+		{"… of ConfigMaps", func(r configResult) string { return per(r.Requests.total(isConfigMap), r.N) }},
+		{"operator requests in the quiet window", func(r configResult) string { return fmt.Sprintf("%.0f", r.Quiet.total(nil)) }},
+		{"live heap per MyApp (with its files ConfigMap's metadata in the cache)", func(r configResult) string {
+			return fmt.Sprintf("%.1f KiB", (r.After.LiveHeap-r.Before.LiveHeap)/kib/float64(r.N))
+		}},
+	})
+}
+
+// extraRow is one figure of the config and files tables.
+type extraRow struct {
+	figure string
+	value  func(configResult) string
+}
+
+func per(v float64, n int) string { return fmt.Sprintf("%.2f", v/float64(n)) }
+
+func isConfigMapGet(k requestKey) bool { return k.Verb == "GET" && k.Resource == "configmaps" }
+
+// extraTable writes a table of the runs, a column per run.
+func extraTable(p func(string, ...any), runs []configResult, rowsDef []extraRow) {
+	header := []string{"figure"}
+	for _, r := range runs {
+		header = append(header, fmt.Sprintf("N=%d", r.N))
+	}
 	rows := make([][]string, 0, len(rowsDef))
 	for _, rw := range rowsDef {
 		row := []string{rw.figure}
-		for _, r := range rep.Config {
+		for _, r := range runs {
 			if r.Err != "" {
 				row = append(row, "failed")
 				continue
@@ -194,7 +255,7 @@ func (rep report) configTable(p func(string, ...any)) {
 		rows = append(rows, row)
 	}
 	markdownTable(p, header, rows)
-	for _, r := range rep.Config {
+	for _, r := range runs {
 		if r.Err != "" {
 			p("\nN=%d failed: %s\n", r.N, r.Err)
 		}

@@ -54,9 +54,11 @@ func main() {
 		"Folder to keep the manager's heap profiles in (before the MyApps, after the quiet window); empty keeps none.")
 	flag.IntVar(&opts.Runs, "runs", 1,
 		"How many times each size is measured; the report shows the run of the median ratio and every run's ratios.")
-	var churn, config string
+	var churn, config, files string
 	flag.StringVar(&config, "config", "",
 		"Comma-separated numbers of MyApps for the config run (each with a ConfigMap it rolls out on); empty skips it.")
+	flag.StringVar(&files, "files", "",
+		"Comma-separated numbers of MyApps for the files run (each with one file); empty skips it.")
 	flag.StringVar(&churn, "churn", "",
 		"Comma-separated numbers of MyApps for the churn run on the local cluster; empty skips it.")
 	flag.StringVar(&opts.Churn.LocalCluster, "localcluster", filepath.Join("bin", "localcluster"), "The local cluster program (make localcluster).")
@@ -77,6 +79,11 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	if files != "" {
+		if opts.Files, err = parseSizes(files); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if churn != "" {
 		if opts.Churn.Sizes, err = parseSizes(churn); err != nil {
 			log.Fatal(err)
@@ -91,7 +98,7 @@ func run(opts options, out string) error {
 	if _, err := os.Stat(filepath.Join("config", "crd", "bases")); err != nil {
 		return fmt.Errorf("run from the repository root (`make bench-scale`): %w", err)
 	}
-	if len(opts.Sizes)+len(opts.Config) > 0 && os.Getenv("KUBEBUILDER_ASSETS") == "" {
+	if len(opts.Sizes)+len(opts.Config)+len(opts.Files) > 0 && os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return fmt.Errorf("KUBEBUILDER_ASSETS is not set: run `make bench-scale`, which builds kube-apiserver and etcd")
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -119,13 +126,13 @@ func run(opts options, out string) error {
 		}
 		rep.Results = append(rep.Results, res)
 	}
-	for _, n := range opts.Config {
-		res, err := runConfig(ctx, opts, bin, n)
+	for _, run := range append(sizesOf(opts.Files, true), sizesOf(opts.Config, false)...) {
+		res, err := runConfig(ctx, opts, bin, run.n, run.files)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			log.Printf("N=%d config run failed: %v", n, err)
+			log.Printf("N=%d config or files run failed: %v", run.n, err)
 			res.Err = err.Error()
 		}
 		rep.Config = append(rep.Config, res)
@@ -202,4 +209,18 @@ func command() string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+// extraRun is one config or files run to make.
+type extraRun struct {
+	n     int
+	files bool
+}
+
+func sizesOf(sizes []int, files bool) []extraRun {
+	out := make([]extraRun, 0, len(sizes))
+	for _, n := range sizes {
+		out = append(out, extraRun{n: n, files: files})
+	}
+	return out
 }
