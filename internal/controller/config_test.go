@@ -22,11 +22,11 @@ func templateConfigHash(ns string) func(Gomega) string {
 	}
 }
 
-// editConfigMap changes a ConfigMap as its user would.
-func editConfigMap(ns, name string, mutate func(*corev1.ConfigMap)) {
+// editSettings changes the ConfigMap settings as its user would.
+func editSettings(ns string, mutate func(*corev1.ConfigMap)) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		cm := getConfigMap(ns, name)(g)
+		cm := getConfigMap(ns, "settings")(g)
 		mutate(cm)
 		g.Expect(k8s.Update(suiteCtx, cm)).To(Succeed())
 	}).Should(Succeed())
@@ -68,12 +68,12 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		Eventually(func(g Gomega) { first = templateConfigHash(ns)(g); g.Expect(first).To(HaveLen(16)) }).Should(Succeed())
 
 		By("a change of the data: a new hash on the template")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		var second string
 		Eventually(func(g Gomega) { second = templateConfigHash(ns)(g); g.Expect(second).NotTo(Equal(first)) }).Should(Succeed())
 
 		By("a change of the ConfigMap's labels only: the template stays")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"team": "web"} })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"team": "web"} })
 		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(second))
 
 		By("the optional ConfigMap of a volume, missing until now, created: a new hash, since the pods see it")
@@ -83,9 +83,9 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		Eventually(func(g Gomega) { third = templateConfigHash(ns)(g); g.Expect(third).NotTo(BeElementOf(first, second)) }).Should(Succeed())
 
 		By("a change, then the data back as it was: the hash it had with that data")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "three" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "three" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(third))
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		Eventually(templateConfigHash(ns)).Should(Equal(third))
 
 		By("a ConfigMap of the namespace it does not reference changes: nothing")
@@ -109,7 +109,7 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		Consistently(templateConfigHash(ns), 2*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
 
 		By("created again with other data: a new hash")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(before))
 	})
 
@@ -126,7 +126,7 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		By("one change: one GET of that ConfigMap")
 		before := templateConfigHash(ns)(Default)
 		n := managerRequests.count()
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(before))
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) {
@@ -147,7 +147,7 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 		app := createMyApp(ns, "web", referencing(nil))
 		Eventually(getDeployment(ns, "web")).ShouldNot(BeNil())
 		generation := getDeployment(ns, "web")(Default).Generation
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["MODE"] = "two" })
 		requestReconcile(app, "after-config-change")
 		Consistently(func(g Gomega) {
 			d := getDeployment(ns, "web")(g)

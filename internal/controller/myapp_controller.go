@@ -185,23 +185,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	out.add(r, app, obs, err)
 	serviceApplied := err == nil
 
-	// The files ConfigMap comes before the Deployment that mounts it: a pod template that
-	// mounts a ConfigMap the API server did not take would start pods that cannot run.
-	files, filesErr := desired.FilesOf(app)
-	inputsRead := true
-	if filesErr == nil && files != nil {
-		err := r.ensureFiles(ctx, app, &out.changes, files)
-		out.add(r, app, obs, err)
-		inputsRead = err == nil
-	}
 	cached := &appsv1.Deployment{}
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
 	}
-	configHash, err := r.configHash(ctx, app, cached)
-	out.add(r, app, obs, err)
-	inputsRead = inputsRead && err == nil
-
+	files, configHash, inputsRead := r.templateInputs(ctx, app, out, obs, cached)
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, configHash)
 	out.add(r, app, obs, err)
 	held := false
@@ -294,6 +282,25 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	for i := optional; i < len(obs.Failures); i++ {
 		obs.Failures[i].ServedWithout = true
 	}
+}
+
+// templateInputs makes ready what the pod template takes besides the spec: the files
+// ConfigMap, which comes before the Deployment that mounts it (a template that mounts a
+// ConfigMap the API server did not take would start pods that cannot run), and the hash of the
+// ConfigMaps the MyApp rolls out on. read is false when either failed (the failure recorded):
+// the template the spec asks for is not known then.
+func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyApp, out *outcome, obs *status.Observed,
+	cached *appsv1.Deployment) (files *desired.Files, configHash string, read bool) {
+	files, filesErr := desired.FilesOf(app)
+	read = true
+	if filesErr == nil && files != nil {
+		err := r.ensureFiles(ctx, app, &out.changes, files)
+		out.add(r, app, obs, err)
+		read = err == nil
+	}
+	configHash, err := r.configHash(ctx, app, cached)
+	out.add(r, app, obs, err)
+	return files, configHash, read && err == nil
 }
 
 // deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while

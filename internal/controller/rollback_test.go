@@ -185,7 +185,7 @@ var _ = Describe("A failed rollout", func() {
 		goodHash := templateConfigHash(ns)(Default)
 
 		By("a value the app refuses: a new template, whose pods crash")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "soon" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "soon" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
 		setWaiting(createPodOf(ns, "web", startRollout(ns)), "CrashLoopBackOff", "back-off 10s restarting failed container")
 
@@ -197,7 +197,7 @@ var _ = Describe("A failed rollout", func() {
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
 
 		By("the ConfigMap fixed: the new configuration rolls forward")
-		editConfigMap(ns, "settings", func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
+		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
 		next := currentReplicaSet(ns, "web")
 		rollOut(ns, "web")
