@@ -213,7 +213,7 @@ func filesTable(p func(string, ...any), runs []configResult) {
 	p("## MyApps with files\n\n")
 	p("On a fresh envtest, N MyApps with one file each (`files`), created %d at a time; the operator\n", concurrency)
 	p("writes each MyApp's files into an immutable ConfigMap of its own, one more child.\n\n")
-	isConfigMap := func(k requestKey) bool { return k.Resource == "configmaps" }
+	isConfigMap := func(k requestKey) bool { return k.Resource == configMapsResource }
 	extraTable(p, runs, []extraRow{
 		{"all operator requests per new MyApp", func(r configResult) string { return per(r.Requests.total(nil), r.N) }},
 		{"… mutating (applies + status)", func(r configResult) string { return per(r.Requests.total(isMutatingChild), r.N) }},
@@ -234,7 +234,7 @@ type extraRow struct {
 
 func per(v float64, n int) string { return fmt.Sprintf("%.2f", v/float64(n)) }
 
-func isConfigMapGet(k requestKey) bool { return k.Verb == "GET" && k.Resource == "configmaps" }
+func isConfigMapGet(k requestKey) bool { return k.Verb == "GET" && k.Resource == configMapsResource }
 
 // extraTable writes a table of the runs, a column per run.
 func extraTable(p func(string, ...any), runs []configResult, rowsDef []extraRow) {

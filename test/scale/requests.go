@@ -33,7 +33,7 @@ type requestCounts map[requestKey]float64
 // special: the benchmark creates them, the operator only reads them and writes their status.
 var operatorResources = map[string]bool{
 	"deployments": true, "services": true, "horizontalpodautoscalers": true,
-	"poddisruptionbudgets": true, "replicasets": true, "events": true, "myapps": true, "configmaps": true,
+	"poddisruptionbudgets": true, "replicasets": true, "events": true, "myapps": true, configMapsResource: true,
 }
 
 // isOperatorRequest tells whether a series counts requests the operator sends.
@@ -44,7 +44,7 @@ func isOperatorRequest(k requestKey) bool {
 	case k.Resource == "myapps":
 		// The benchmark creates the MyApps; the operator never does.
 		return k.Subresource != "" || k.Verb != "POST"
-	case k.Resource == "configmaps":
+	case k.Resource == configMapsResource:
 		// The config run's ConfigMaps are the benchmark's creates and updates; the operator
 		// applies (and deletes) only its files ConfigMaps.
 		return k.Verb != "POST" && k.Verb != "PUT"
@@ -165,6 +165,9 @@ func (c requestCounts) sortedKeys() []requestKey {
 func isMutatingChild(k requestKey) bool { return mutatingVerbs[k.Verb] && k.Resource != eventsResource }
 func isLiveGet(k requestKey) bool       { return k.Verb == "GET" && k.Resource != eventsResource }
 func isEvent(k requestKey) bool         { return k.Resource == eventsResource }
+
+// configMapsResource is the resource of ConfigMaps in the API server's request counts.
+const configMapsResource = "configmaps"
 
 // eventsResource is the resource of core/v1 Events in the API server's request counts.
 const eventsResource = "events"
