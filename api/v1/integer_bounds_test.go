@@ -70,17 +70,23 @@ var requiredFillers = map[string]any{
 var fillersAt = map[string]map[string]any{
 	"files.[]":               {"path": "/p"},
 	"volumes.[].downwardAPI": {"items": []any{map[string]any{"path": "p", "fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
+	"volumes.[].projected.sources.[].downwardAPI": {"items": []any{map[string]any{"path": "p", "fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
+	"volumes.[].projected":                        {"sources": []any{map[string]any{"configMap": map[string]any{"name": "c"}}}},
 }
 
 // objectFillers complete an object of the schema, by its path, with what it needs beside the
 // integer for admission to judge the integer alone, required or not: a downward API file
 // needs one of its two sources.
 var objectFillers = map[string]func(obj map[string]any){
-	"volumes.[].downwardAPI.items.[]": func(obj map[string]any) {
-		if _, set := obj["resourceFieldRef"]; !set {
-			obj["fieldRef"] = map[string]any{"fieldPath": "metadata.name"}
-		}
-	},
+	"volumes.[].downwardAPI.items.[]":                      downwardAPIFile,
+	"volumes.[].projected.sources.[].downwardAPI.items.[]": downwardAPIFile,
+}
+
+// downwardAPIFile gives a downward API file a field of the pod, unless it has a resource.
+func downwardAPIFile(obj map[string]any) {
+	if _, set := obj["resourceFieldRef"]; !set {
+		obj["fieldRef"] = map[string]any{"fieldPath": "metadata.name"}
+	}
 }
 
 // siblingFillers are what the object holding an integer needs beside it for admission to

@@ -259,12 +259,13 @@ type MyAppSpec struct {
 	// RolloutOnConfigChange, true, rolls the pods out when a ConfigMap the MyApp references
 	// changes, as a change of the spec would: the operator puts a digest of the referenced
 	// ConfigMaps' data into the pod template (annotation myapp.example.com/config-hash). The
-	// references tracked are env[].valueFrom.configMapKeyRef, envFrom[].configMapRef and
-	// volumes[].configMap; a ConfigMap that is missing counts as a value of its own, so its
-	// creation rolls the pods too. A rollout to a configuration that fails is rolled back like
-	// any other (autoRollback). Secrets are not tracked: the operator is granted nothing on
-	// them. Left out or false, a ConfigMap's change reaches the pods only when they restart,
-	// as in Kubernetes.
+	// references tracked are env[].valueFrom.configMapKeyRef, envFrom[].configMapRef,
+	// volumes[].configMap and the configMap sources of volumes[].projected. An optional
+	// ConfigMap that is missing counts as a value of its own, so its creation rolls the pods
+	// too; while a ConfigMap the pods need is missing, the template keeps its hash. A rollout
+	// to a configuration that fails is rolled back like any other (autoRollback). Secrets are
+	// not tracked: the operator is granted nothing on them. Left out or false, a ConfigMap's
+	// change reaches the pods only when they restart, as in Kubernetes.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll out on ConfigMap changes",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
 	RolloutOnConfigChange *bool `json:"rolloutOnConfigChange,omitempty"`

@@ -182,8 +182,15 @@ func TestAdmissionPolicyRefusesWhatKubernetesRefusesInPods(t *testing.T) {
 	spread := func(c string) string {
 		return `{"image":"nginx","topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",` + c + `}]}`
 	}
+	projected := func(sources string) string {
+		return `{"image":"nginx","volumes":[{"name":"v","projected":{"sources":[` + sources + `]}}]}`
+	}
 	expectRefused(t, []refusal{
 		// Node affinity.
+		// A projected volume's items share one directory.
+		{"projected-configmap-and-secret-on-one-path", projected(`{"configMap":{"name":"c","items":[{"key":"a","path":"conf/app"}]}},{"secret":{"name":"s","items":[{"key":"b","path":"conf/app"}]}}`), "spec.volumes", "must not share a path"},
+		{"projected-downward-and-configmap-on-one-path", projected(`{"downwardAPI":{"items":[{"path":"name","fieldRef":{"fieldPath":"metadata.name"}}]}},{"configMap":{"name":"c","items":[{"key":"n","path":"name"}]}}`), "spec.volumes", "must not share a path"},
+		{"projected-one-source-twice-on-one-path", projected(`{"configMap":{"name":"c","items":[{"key":"a","path":"x"},{"key":"b","path":"x"}]}}`), "spec.volumes", "must not share a path"},
 		{"node-affinity-no-terms", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}}`, node, "at least one node selector term"},
 		{"node-affinity-bad-key", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"bad key","operator":"Exists"}]}]}}}}`, node, "qualified name"},
 		{"node-affinity-in-without-values", `{"image":"nginx","affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In"}]}]}}}}`, node, "In or NotIn needs values"},

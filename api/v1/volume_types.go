@@ -8,9 +8,10 @@ package v1
 type ObjectName string
 
 // Volume is a volume the pods may mount (spec.volumeMounts): exactly one of a ConfigMap, a
-// Secret, an emptyDir, a PersistentVolumeClaim and the downward API, each in the core shape.
+// Secret, an emptyDir, a PersistentVolumeClaim, the downward API and a projection of several
+// of these, each in the core shape.
 // Nothing that reaches the node, such as hostPath, is offered.
-// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) + (has(self.downwardAPI) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir, persistentVolumeClaim and downwardAPI must be set"
+// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.emptyDir) ? 1 : 0) + (has(self.persistentVolumeClaim) ? 1 : 0) + (has(self.downwardAPI) ? 1 : 0) + (has(self.projected) ? 1 : 0) == 1",message="exactly one of configMap, secret, emptyDir, persistentVolumeClaim, downwardAPI and projected must be set"
 type Volume struct {
 	// Name names the volume for volumeMounts: a DNS label, at most 63 lower case letters,
 	// digits and '-', not starting with kube-api-access- (Kubernetes' ServiceAccount admission
@@ -47,6 +48,119 @@ type Volume struct {
 	// and limits or requests of the container files, which the kubelet keeps up to date.
 	// +optional
 	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+
+	// Projected puts ConfigMaps, Secrets, the downward API and a service account token into
+	// one directory. Two items of its sources may not share a path (the operator's admission
+	// policy refuses them, as Kubernetes refuses the pod).
+	// +optional
+	Projected *ProjectedVolumeSource `json:"projected,omitempty"`
+}
+
+// ProjectedVolumeSource is several sources in one directory, in the core shape.
+type ProjectedVolumeSource struct {
+	// Sources are the sources, at most 4.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	// +required
+	Sources []VolumeProjection `json:"sources"`
+
+	// DefaultMode is the files' permission bits, 0 to 0777 (511 in decimal). Defaults to 0644.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=511
+	// +optional
+	DefaultMode *int32 `json:"defaultMode,omitempty"`
+}
+
+// VolumeProjection is one source of a projected volume: exactly one of a ConfigMap, a Secret,
+// the downward API and a service account token.
+// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.secret) ? 1 : 0) + (has(self.downwardAPI) ? 1 : 0) + (has(self.serviceAccountToken) ? 1 : 0) == 1",message="exactly one of configMap, secret, downwardAPI and serviceAccountToken must be set"
+type VolumeProjection struct {
+	// ConfigMap makes keys of a ConfigMap in the MyApp's namespace files.
+	// +optional
+	ConfigMap *ConfigMapProjection `json:"configMap,omitempty"`
+
+	// Secret makes keys of a Secret in the MyApp's namespace files.
+	// +optional
+	Secret *SecretProjection `json:"secret,omitempty"`
+
+	// DownwardAPI makes fields of the pod and resources of the container files.
+	// +optional
+	DownwardAPI *DownwardAPIProjection `json:"downwardAPI,omitempty"`
+
+	// ServiceAccountToken is a token of the pod's service account for an audience, which the
+	// kubelet renews before it expires.
+	// +optional
+	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
+}
+
+// ConfigMapProjection is a ConfigMap's keys as files of a projected volume, in the core shape.
+type ConfigMapProjection struct {
+	// Name is the ConfigMap's name.
+	// +required
+	Name ObjectName `json:"name"`
+
+	// Items picks keys and the files they become; left out, every key is a file of its name.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Items []KeyToPath `json:"items,omitempty"`
+
+	// Optional lets the pods start while the ConfigMap (or a key of items) is missing.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// SecretProjection is a Secret's keys as files of a projected volume, in the core shape.
+type SecretProjection struct {
+	// Name is the Secret's name.
+	// +required
+	Name ObjectName `json:"name"`
+
+	// Items picks keys and the files they become; left out, every key is a file of its name.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Items []KeyToPath `json:"items,omitempty"`
+
+	// Optional lets the pods start while the Secret (or a key of items) is missing.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
+// DownwardAPIProjection is the downward API as files of a projected volume, in the core shape.
+type DownwardAPIProjection struct {
+	// Items are the files, each of one field of the pod or one resource of the container; at
+	// most 4 (the API server's cost budget for the CRD's rules bounds them).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	// +required
+	Items []DownwardAPIVolumeFile `json:"items"`
+}
+
+// ServiceAccountTokenProjection is a token of the pod's service account, in the core shape.
+type ServiceAccountTokenProjection struct {
+	// Audience is who the token is for; left out, the API server's own audiences.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Audience string `json:"audience,omitempty"`
+
+	// ExpirationSeconds is how long the token is valid, from 600 (10 minutes) to 2^32; the
+	// kubelet renews it at 80 % of that. Defaults to 3600.
+	// +kubebuilder:validation:Minimum=600
+	// +kubebuilder:validation:Maximum=4294967296
+	// +optional
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+
+	// Path is the token's file in the volume: relative, without a '..' element, each element
+	// at most 255 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
+	// +required
+	Path string `json:"path"`
 }
 
 // DownwardAPIVolumeSource is the downward API as files, in the core shape.
@@ -122,7 +236,7 @@ type ConfigMapVolumeSource struct {
 	Name ObjectName `json:"name"`
 
 	// Items picks keys and the files they become; left out, every key is a file of its name.
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
 	Items []KeyToPath `json:"items,omitempty"`
@@ -145,7 +259,7 @@ type SecretVolumeSource struct {
 	SecretName ObjectName `json:"secretName"`
 
 	// Items picks keys and the files they become; left out, every key is a file of its name.
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional
 	Items []KeyToPath `json:"items,omitempty"`

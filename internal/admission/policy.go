@@ -1,18 +1,20 @@
 // Package admission builds the ValidatingAdmissionPolicy that refuses, when a MyApp is
 // created or changed, what Kubernetes would refuse in the pods the MyApp makes and the CRD's
 // own rules cannot check: label selectors, label keys, namespaces and node selector terms
-// inside affinity terms and topology spread constraints, and sysctl names. Those are strings
-// in lists of embedded core types that Kubernetes bounds neither in number nor in length, so
-// a CEL rule in the CRD over them exceeds the API server's cost budget for a CRD, which
-// prices every list at the largest a request could hold. A policy is priced per request, on
-// the object it is given, within the API server's runtime budget.
+// inside affinity terms and topology spread constraints, sysctl names, and the paths of a
+// projected volume's items, which must differ across its sources. Those are strings in lists
+// (of embedded core types that Kubernetes bounds neither in number nor in length, or nested
+// three deep), so a CEL rule in the CRD over them exceeds the API server's cost budget for a
+// CRD, which prices every list at the largest a request could hold. A policy is priced per
+// request, on the object it is given, within the API server's runtime budget.
 //
 // Each expression mirrors a function of Kubernetes' pod validation (k8s.io/kubernetes
 // pkg/apis/core/validation, 1.36): validateAffinity, ValidateNodeSelector,
-// validatePodAffinityTerm, validateTopologySpreadConstraints, validateSysctls and
-// ValidateLabelSelector. Where a pod made from the template is checked more strictly than the
-// template (the keys of matchLabelKeys, merged into the pod's selector at its creation), the
-// policy follows the pod: a Deployment whose pods are refused cannot run either.
+// validatePodAffinityTerm, validateTopologySpreadConstraints, validateSysctls,
+// validateProjectionSources and ValidateLabelSelector. Where a pod made from the template is
+// checked more strictly than the template (the keys of matchLabelKeys, merged into the pod's
+// selector at its creation), the policy follows the pod: a Deployment whose pods are refused
+// cannot run either.
 package admission
 
 import (
@@ -79,6 +81,12 @@ func labelSelector(s string) string {
 		" && (e.operator in ['In', 'NotIn'] ? (has(e.values) && size(e.values) > 0) : " +
 		"(e.operator in ['Exists', 'DoesNotExist'] && (!has(e.values) || size(e.values) == 0)))" +
 		" && (!has(e.values) || e.values.all(v, " + labelValue("v") + ")))))"
+}
+
+// projectionPaths: the paths of the items of projection s, a source of a projected volume.
+func projectionPaths(s string) string {
+	return "(" + s + ".?configMap.?items.orValue([]).map(i, i.path) + " + s + ".?secret.?items.orValue([]).map(i, i.path) + " +
+		s + ".?downwardAPI.?items.orValue([]).map(i, i.path))"
 }
 
 // celKeySet writes the keys of a label map the desired package builds as a CEL map, for `in`.
@@ -241,6 +249,15 @@ var validations = []validation{
 			"app or example.com/team; a key the pods carry (the operator's labels, podLabels, pod-template-hash) must " +
 			"appear in neither the labelSelector (without one, the MyApp's own selector, " + desired.LabelSelector +
 			") nor matchLabelKeys again, and no key of matchLabelKeys may appear twice in the labelSelector",
+	},
+	{
+		// validateProjectionSources: the items of a projected volume's sources share one
+		// directory, and two on one path are refused.
+		paths: []string{"spec.volumes"},
+		rule: "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.projected) || v.projected.sources.all(s, " +
+			projectionPaths("s") + ".all(x, v.projected.sources.map(t, " + projectionPaths("t") + ".filter(y, y == x).size()).sum() == 1)))",
+		message: "spec.volumes: Invalid value: in a projected volume, two items of its sources (configMap, secret and " +
+			"downwardAPI items) must not share a path",
 	},
 	{
 		paths: []string{"spec.podSecurityContext"},

@@ -32,8 +32,8 @@ func RollsOnConfigChange(app *examplev1.MyApp) bool {
 
 // ReferencedConfigMaps are the names, sorted and each once, of the ConfigMaps the MyApp's pod
 // template takes values or files from: env[].valueFrom.configMapKeyRef, envFrom[].configMapRef
-// and volumes[].configMap. The files ConfigMap of spec.files is not among them: its name
-// already changes with its content.
+// and volumes[].configMap, a projected volume's included. The files ConfigMap of spec.files is
+// not among them: its name already changes with its content.
 func ReferencedConfigMaps(app *examplev1.MyApp) []string {
 	var names []string
 	for _, e := range app.Spec.Env {
@@ -49,6 +49,11 @@ func ReferencedConfigMaps(app *examplev1.MyApp) []string {
 	for _, v := range app.Spec.Volumes {
 		if v.ConfigMap != nil {
 			names = append(names, string(v.ConfigMap.Name))
+		}
+		for _, src := range projectedSources(v) {
+			if src.ConfigMap != nil {
+				names = append(names, string(src.ConfigMap.Name))
+			}
 		}
 	}
 	slices.Sort(names)
@@ -74,8 +79,21 @@ func RequiredConfigMaps(app *examplev1.MyApp) map[string]bool {
 		if cm := v.ConfigMap; cm != nil && (cm.Optional == nil || !*cm.Optional) {
 			required[string(cm.Name)] = true
 		}
+		for _, src := range projectedSources(v) {
+			if cm := src.ConfigMap; cm != nil && (cm.Optional == nil || !*cm.Optional) {
+				required[string(cm.Name)] = true
+			}
+		}
 	}
 	return required
+}
+
+// projectedSources are the sources of a projected volume, or none.
+func projectedSources(v examplev1.Volume) []examplev1.VolumeProjection {
+	if v.Projected == nil {
+		return nil
+	}
+	return v.Projected.Sources
 }
 
 // ConfigMapDigest is a digest of a ConfigMap's data and binaryData, whatever their order: two

@@ -24,11 +24,14 @@ func TestReferencedConfigMaps(t *testing.T) {
 			{Name: "a", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "mid"}},
 			{Name: "b", Secret: &examplev1.SecretVolumeSource{SecretName: "volume-secret"}},
 			{Name: "c", EmptyDir: &examplev1.EmptyDirVolumeSource{}},
+			{Name: "p", Projected: &examplev1.ProjectedVolumeSource{Sources: []examplev1.VolumeProjection{
+				{ConfigMap: &examplev1.ConfigMapProjection{Name: "projected"}},
+				{Secret: &examplev1.SecretProjection{Name: "projected-secret"}}}}},
 		}
 		a.Spec.Files = []examplev1.File{{Path: "/etc/app", Content: "x"}}
 	})
 	got := ReferencedConfigMaps(app)
-	want := []string{"alpha", "mid", "zeta"}
+	want := []string{"alpha", "mid", "projected", "zeta"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -42,8 +45,8 @@ func TestReferencedConfigMaps(t *testing.T) {
 		examplev1.Volume{Name: "d", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "maybe", Optional: ptr(true)}},
 		examplev1.Volume{Name: "e", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "mid", Optional: ptr(true)}})
 	required := RequiredConfigMaps(app)
-	if !required["alpha"] || !required["zeta"] || !required["mid"] || required["maybe"] || len(required) != 3 {
-		t.Fatalf("required: got %v, want alpha, mid and zeta (mid is required by one of its references)", required)
+	if !required["alpha"] || !required["zeta"] || !required["mid"] || !required["projected"] || required["maybe"] || len(required) != 4 {
+		t.Fatalf("required: got %v, want alpha, mid, projected and zeta (mid is required by one of its references)", required)
 	}
 	if got := ReferencedConfigMaps(newApp(nil)); len(got) != 0 {
 		t.Fatalf("a MyApp without references: got %v", got)

@@ -22,7 +22,7 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","securityContext":{"capabilities":{}},"podSecurityContext":{"runAsNonRoot":false},"podLabels":{"myapp.example.com/name":"evil"}}`,
 		`{"image":"x","tolerations":[{}],"affinity":{"nodeAffinity":{}},"topologySpreadConstraints":[{"maxSkew":-1}],"rollingUpdate":{},"podDisruptionBudget":{}}`,
 		`{"image":"x","rollingUpdate":{"maxSurge":"200%","maxUnavailable":-3},"podDisruptionBudget":{"minAvailable":"x","maxUnavailable":1}}`,
-		`{"image":"x","rolloutOnConfigChange":true,"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k"}}}],"envFrom":[{"configMapRef":{"name":"c"}},{"secretRef":{"name":"s"}}],"volumes":[{"name":"v","configMap":{"name":"d"}},{"name":"w","secret":{"secretName":"s"}}],"files":[{"path":"/etc/a","content":"x"}]}`,
+		`{"image":"x","rolloutOnConfigChange":true,"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k"}}}],"envFrom":[{"configMapRef":{"name":"c"}},{"secretRef":{"name":"s"}}],"volumes":[{"name":"v","configMap":{"name":"d"}},{"name":"w","secret":{"secretName":"s"}},{"name":"p","projected":{"sources":[{"configMap":{"name":"e"}},{"secret":{"name":"s"}}]}}],"files":[{"path":"/etc/a","content":"x"}]}`,
 	} {
 		f.Add([]byte(seed), true)
 	}

@@ -36,8 +36,13 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 		return nil, err
 	}
 	spec.WithSecurityContext(podSecurity)
-	if app.Spec.ServiceAccountName != "" {
+	switch {
+	case app.Spec.ServiceAccountName != "":
 		spec.WithServiceAccountName(app.Spec.ServiceAccountName)
+	case projectsToken(app):
+		// Kubernetes refuses a pod with a service account token projection and no service
+		// account name; ServiceAccount admission would name "default", the same account.
+		spec.WithServiceAccountName(DefaultServiceAccountName)
 	}
 	for _, s := range app.Spec.ImagePullSecrets {
 		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))

@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"errors"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -217,6 +218,34 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(*src.Items[1].Mode).To(Equal(int32(0o400)))
 			},
 		},
+		"a projected volume: its sources in order, each in the core shape": {
+			mutate: func(a *examplev1.MyApp) {
+				a.Spec.Volumes = []examplev1.Volume{{Name: "bundle", Projected: &examplev1.ProjectedVolumeSource{
+					DefaultMode: ptr(int32(0o440)),
+					Sources: []examplev1.VolumeProjection{
+						{ConfigMap: &examplev1.ConfigMapProjection{Name: "web-config", Optional: ptr(true),
+							Items: []examplev1.KeyToPath{{Key: "config.yaml", Path: "app.yaml"}}}},
+						{Secret: &examplev1.SecretProjection{Name: "web-tls"}},
+						{DownwardAPI: &examplev1.DownwardAPIProjection{Items: []examplev1.DownwardAPIVolumeFile{
+							{Path: "cpu", ResourceFieldRef: &examplev1.ResourceFieldSelector{Resource: "limits.cpu"}}}}},
+						{ServiceAccountToken: &examplev1.ServiceAccountTokenProjection{Audience: "vault", ExpirationSeconds: ptr(int64(600)), Path: "token"}},
+					}}}}
+			},
+			check: func(g Gomega, pod *corev1ac.PodTemplateSpecApplyConfiguration, _ *corev1ac.ContainerApplyConfiguration) {
+				src := pod.Spec.Volumes[0].Projected
+				g.Expect(*src.DefaultMode).To(Equal(int32(0o440)))
+				g.Expect(src.Sources).To(HaveLen(4))
+				g.Expect(*src.Sources[0].ConfigMap.Name).To(Equal("web-config"))
+				g.Expect(*src.Sources[0].ConfigMap.Optional).To(BeTrue())
+				g.Expect(*src.Sources[0].ConfigMap.Items[0].Path).To(Equal("app.yaml"))
+				g.Expect(*src.Sources[1].Secret.Name).To(Equal("web-tls"))
+				g.Expect(*src.Sources[2].DownwardAPI.Items[0].ResourceFieldRef.ContainerName).To(Equal(ContainerName))
+				g.Expect(*src.Sources[3].ServiceAccountToken.Audience).To(Equal("vault"))
+				g.Expect(*src.Sources[3].ServiceAccountToken.ExpirationSeconds).To(Equal(int64(600)))
+				g.Expect(*src.Sources[3].ServiceAccountToken.Path).To(Equal("token"))
+				g.Expect(*pod.Spec.ServiceAccountName).To(Equal("default"), "Kubernetes refuses a token projection without a service account name")
+			},
+		},
 		"an empty env value is sent as no value": {
 			mutate: func(a *examplev1.MyApp) { a.Spec.Env = []examplev1.EnvVar{{Name: "EMPTY", Value: ptr("")}} },
 			check: func(g Gomega, _ *corev1ac.PodTemplateSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
@@ -281,4 +310,22 @@ func TestServiceDuringSelectorMigration(t *testing.T) {
 	s = Service(app, false)
 	g.Expect(s.Spec.Selector).To(Equal(map[string]string{LabelSelector: "web"}))
 	g.Expect(s.Annotations).NotTo(HaveKey(AnnotationSelectorMigration))
+}
+
+// TestProjectedVolumePathsDiffer: two items of a projected volume's sources on one path make a
+// pod Kubernetes refuses; the builder says so, naming the field, rather than send it (the
+// operator's admission policy refuses such a MyApp before it is stored).
+func TestProjectedVolumePathsDiffer(t *testing.T) {
+	g := NewWithT(t)
+	_, err := PodTemplate(newApp(func(a *examplev1.MyApp) {
+		a.Spec.Volumes = []examplev1.Volume{{Name: "bundle", Projected: &examplev1.ProjectedVolumeSource{Sources: []examplev1.VolumeProjection{
+			{ConfigMap: &examplev1.ConfigMapProjection{Name: "c", Items: []examplev1.KeyToPath{{Key: "a", Path: "conf"}}}},
+			{DownwardAPI: &examplev1.DownwardAPIProjection{Items: []examplev1.DownwardAPIVolumeFile{
+				{Path: "conf", FieldRef: &examplev1.VolumeFieldSelector{FieldPath: "metadata.name"}}}}},
+		}}}}
+	}))
+	var invalid *InvalidSpecError
+	g.Expect(errors.As(err, &invalid)).To(BeTrue(), "got %v", err)
+	g.Expect(invalid.Field).To(Equal("spec.volumes[bundle].projected.sources"))
+	g.Expect(invalid.Message).To(ContainSubstring(`"conf"`))
 }

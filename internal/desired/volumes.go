@@ -58,31 +58,117 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 		if v.DownwardAPI.DefaultMode != nil {
 			src.WithDefaultMode(*v.DownwardAPI.DefaultMode)
 		}
-		for i, item := range v.DownwardAPI.Items {
-			file := corev1ac.DownwardAPIVolumeFile().WithPath(item.Path)
-			switch {
-			case item.FieldRef != nil:
-				file.WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(item.FieldRef.FieldPath))
-			case item.ResourceFieldRef != nil:
-				sel, err := resourceFieldSelector(fmt.Sprintf("spec.volumes[%s].downwardAPI.items[%d].resourceFieldRef", v.Name, i), item.ResourceFieldRef)
-				if err != nil {
-					return nil, err
-				}
-				// A volume's selector names its container; a MyApp has one.
-				file.WithResourceFieldRef(sel.WithContainerName(ContainerName))
-			default:
-				return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.volumes[%s].downwardAPI.items[%d]", v.Name, i),
-					Message: "exactly one of fieldRef and resourceFieldRef must be set"}
-			}
-			if item.Mode != nil {
-				file.WithMode(*item.Mode)
-			}
-			src.WithItems(file)
+		files, err := downwardAPIFiles(fmt.Sprintf("spec.volumes[%s].downwardAPI", v.Name), v.DownwardAPI.Items)
+		if err != nil {
+			return nil, err
 		}
-		out.WithDownwardAPI(src)
+		out.WithDownwardAPI(src.WithItems(files...))
+	case v.Projected != nil:
+		src, err := projected(fmt.Sprintf("spec.volumes[%s].projected", v.Name), v.Projected)
+		if err != nil {
+			return nil, err
+		}
+		out.WithProjected(src)
 	default:
 		return nil, &InvalidSpecError{Field: fmt.Sprintf("spec.volumes[%s]", v.Name),
-			Message: "exactly one of configMap, secret, emptyDir, persistentVolumeClaim and downwardAPI must be set"}
+			Message: "exactly one of configMap, secret, emptyDir, persistentVolumeClaim, downwardAPI and projected must be set"}
+	}
+	return out, nil
+}
+
+// downwardAPIFiles are the files of a downward API volume or projection (field is where they
+// are in the spec).
+func downwardAPIFiles(field string, items []examplev1.DownwardAPIVolumeFile) ([]*corev1ac.DownwardAPIVolumeFileApplyConfiguration, error) {
+	out := make([]*corev1ac.DownwardAPIVolumeFileApplyConfiguration, 0, len(items))
+	for i, item := range items {
+		file := corev1ac.DownwardAPIVolumeFile().WithPath(item.Path)
+		switch {
+		case item.FieldRef != nil:
+			file.WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(item.FieldRef.FieldPath))
+		case item.ResourceFieldRef != nil:
+			sel, err := resourceFieldSelector(fmt.Sprintf("%s.items[%d].resourceFieldRef", field, i), item.ResourceFieldRef)
+			if err != nil {
+				return nil, err
+			}
+			// A volume's selector names its container; a MyApp has one.
+			file.WithResourceFieldRef(sel.WithContainerName(ContainerName))
+		default:
+			return nil, &InvalidSpecError{Field: fmt.Sprintf("%s.items[%d]", field, i),
+				Message: "exactly one of fieldRef and resourceFieldRef must be set"}
+		}
+		if item.Mode != nil {
+			file.WithMode(*item.Mode)
+		}
+		out = append(out, file)
+	}
+	return out, nil
+}
+
+// projected is a projected volume's source; two items of its sources on one path are an
+// InvalidSpecError, as Kubernetes refuses them in the pod.
+func projected(field string, p *examplev1.ProjectedVolumeSource) (*corev1ac.ProjectedVolumeSourceApplyConfiguration, error) {
+	out := corev1ac.ProjectedVolumeSource()
+	if p.DefaultMode != nil {
+		out.WithDefaultMode(*p.DefaultMode)
+	}
+	paths := map[string]bool{}
+	unique := func(path string) error {
+		if paths[path] {
+			return &InvalidSpecError{Field: field + ".sources", Message: fmt.Sprintf("two items on the path %q", path)}
+		}
+		paths[path] = true
+		return nil
+	}
+	for i, src := range p.Sources {
+		proj := corev1ac.VolumeProjection()
+		switch {
+		case src.ConfigMap != nil:
+			cm := corev1ac.ConfigMapProjection().WithName(string(src.ConfigMap.Name)).WithItems(keysToPaths(src.ConfigMap.Items)...)
+			if src.ConfigMap.Optional != nil {
+				cm.WithOptional(*src.ConfigMap.Optional)
+			}
+			for _, it := range src.ConfigMap.Items {
+				if err := unique(it.Path); err != nil {
+					return nil, err
+				}
+			}
+			proj.WithConfigMap(cm)
+		case src.Secret != nil:
+			sec := corev1ac.SecretProjection().WithName(string(src.Secret.Name)).WithItems(keysToPaths(src.Secret.Items)...)
+			if src.Secret.Optional != nil {
+				sec.WithOptional(*src.Secret.Optional)
+			}
+			for _, it := range src.Secret.Items {
+				if err := unique(it.Path); err != nil {
+					return nil, err
+				}
+			}
+			proj.WithSecret(sec)
+		case src.DownwardAPI != nil:
+			files, err := downwardAPIFiles(fmt.Sprintf("%s.sources[%d].downwardAPI", field, i), src.DownwardAPI.Items)
+			if err != nil {
+				return nil, err
+			}
+			for _, it := range src.DownwardAPI.Items {
+				if err := unique(it.Path); err != nil {
+					return nil, err
+				}
+			}
+			proj.WithDownwardAPI(corev1ac.DownwardAPIProjection().WithItems(files...))
+		case src.ServiceAccountToken != nil:
+			tok := corev1ac.ServiceAccountTokenProjection().WithPath(src.ServiceAccountToken.Path)
+			if src.ServiceAccountToken.Audience != "" {
+				tok.WithAudience(src.ServiceAccountToken.Audience)
+			}
+			if src.ServiceAccountToken.ExpirationSeconds != nil {
+				tok.WithExpirationSeconds(*src.ServiceAccountToken.ExpirationSeconds)
+			}
+			proj.WithServiceAccountToken(tok)
+		default:
+			return nil, &InvalidSpecError{Field: fmt.Sprintf("%s.sources[%d]", field, i),
+				Message: "exactly one of configMap, secret, downwardAPI and serviceAccountToken must be set"}
+		}
+		out.WithSources(proj)
 	}
 	return out, nil
 }
@@ -97,4 +183,20 @@ func keysToPaths(items []examplev1.KeyToPath) []*corev1ac.KeyToPathApplyConfigur
 		out = append(out, kp)
 	}
 	return out
+}
+
+// DefaultServiceAccountName is the service account of a namespace that pods run as unless they
+// name another.
+const DefaultServiceAccountName = "default"
+
+// projectsToken tells whether a projected volume of the MyApp holds a service account token.
+func projectsToken(app *examplev1.MyApp) bool {
+	for _, v := range app.Spec.Volumes {
+		for _, src := range projectedSources(v) {
+			if src.ServiceAccountToken != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

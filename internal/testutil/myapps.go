@@ -125,9 +125,15 @@ var ValidMyApps = []ValidMyApp{
 					{"path":"tier","fieldRef":{"fieldPath":"metadata.labels['example.com/tier']"}},
 					{"path":"limits/memory","resourceFieldRef":{"resource":"limits.memory","divisor":"1Mi"},"mode":256},
 					{"path":"limits/cpu","resourceFieldRef":{"resource":"requests.cpu","divisor":"1m"}},
-					{"path":"x..y/` + strings.Repeat("f", 255) + `","fieldRef":{"fieldPath":"metadata.uid"}}]}}],
+					{"path":"x..y/` + strings.Repeat("f", 255) + `","fieldRef":{"fieldPath":"metadata.uid"}}]}},
+				{"name":"bundle","projected":{"defaultMode":288,"sources":[
+					{"configMap":{"name":"web-config","items":[{"key":"config.yaml","path":"config/app.yaml"},{"key":"config.yaml","path":"config/copy.yaml","mode":256}],"optional":true}},
+					{"secret":{"name":"web-tls","items":[{"key":"tls.crt","path":"tls/tls.crt"},{"key":"tls.key","path":"tls/tls.key","mode":256}]}},
+					{"downwardAPI":{"items":[{"path":"pod/name","fieldRef":{"fieldPath":"metadata.name"}},{"path":"pod/cpu","resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}]}},
+					{"serviceAccountToken":{"audience":"vault","expirationSeconds":600,"path":"token"}}]}},
+				{"name":"whole","projected":{"sources":[{"configMap":{"name":"a"}},{"secret":{"name":"b","optional":false}},{"serviceAccountToken":{"path":"t","expirationSeconds":4294967296}}]}}],
 			"volumeMounts":[{"name":"tmp","mountPath":"/tmp"},{"name":"config","mountPath":"/etc/app","readOnly":true},
-				{"name":"pod-info","mountPath":"/etc/podinfo","readOnly":true},
+				{"name":"pod-info","mountPath":"/etc/podinfo","readOnly":true},{"name":"bundle","mountPath":"/etc/bundle"},{"name":"whole","mountPath":"/etc/whole"},
 				{"name":"tls","mountPath":"/etc/tls","readOnly":true},{"name":"data","mountPath":"/data","subPath":"web/..x"},
 				{"name":"tmp","mountPath":"/var/cache/nginx","subPath":"nginx"},{"name":"cache","mountPath":"/cache"}]}`},
 	// Files at the limits: 32 files, of 1000 KiB together (multi-byte text), paths whose keys

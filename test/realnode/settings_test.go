@@ -52,10 +52,22 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 					{Name: "tmp", EmptyDir: &examplev1.EmptyDirVolumeSource{SizeLimit: ptr.To(examplev1.Quantity("16Mi"))}},
 					{Name: "config", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "web-settings",
 						Items: []examplev1.KeyToPath{{Key: "config.yaml", Path: "config.yaml"}}}},
+					{Name: "pod-info", DownwardAPI: &examplev1.DownwardAPIVolumeSource{Items: []examplev1.DownwardAPIVolumeFile{
+						{Path: "name", FieldRef: &examplev1.VolumeFieldSelector{FieldPath: "metadata.name"}},
+						{Path: "memory", ResourceFieldRef: &examplev1.ResourceFieldSelector{Resource: "limits.memory",
+							Divisor: ptr.To(examplev1.Quantity("1Mi"))}}}}},
+					{Name: "bundle", Projected: &examplev1.ProjectedVolumeSource{Sources: []examplev1.VolumeProjection{
+						{ConfigMap: &examplev1.ConfigMapProjection{Name: "web-settings", Items: []examplev1.KeyToPath{{Key: "config.yaml", Path: "app/config.yaml"}}}},
+						{Secret: &examplev1.SecretProjection{Name: "web-secret", Items: []examplev1.KeyToPath{{Key: "TOKEN", Path: "app/token"}}}},
+						{DownwardAPI: &examplev1.DownwardAPIProjection{Items: []examplev1.DownwardAPIVolumeFile{
+							{Path: "pod/namespace", FieldRef: &examplev1.VolumeFieldSelector{FieldPath: "metadata.namespace"}}}}},
+					}}},
 				},
 				VolumeMounts: []examplev1.VolumeMount{
 					{Name: "tmp", MountPath: "/tmp"},
 					{Name: "config", MountPath: "/etc/app", ReadOnly: true},
+					{Name: "pod-info", MountPath: "/etc/podinfo", ReadOnly: true},
+					{Name: "bundle", MountPath: "/etc/bundle", ReadOnly: true},
 				},
 				Files:                         settingsFile("release: first\n"),
 				AutomountServiceAccountToken:  ptr.To(false),
@@ -85,6 +97,11 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 			}
 			Expect(ask("/file?path=/etc/app/config.yaml")).To(Equal("greeting: hello from a file\n"), "the ConfigMap key as a file")
 			Expect(ask("/file?path=/srv/config/settings.yaml")).To(Equal("release: first\n"), "the file of spec.files")
+			Expect(ask("/file?path=/etc/podinfo/name")).To(Equal(p.Name), "the downward API's pod name as a file")
+			Expect(ask("/file?path=/etc/podinfo/memory")).To(Equal("64"), "the container's memory limit in MiB as a file")
+			Expect(ask("/file?path=/etc/bundle/app/config.yaml")).To(Equal("greeting: hello from a file\n"), "a projected ConfigMap key")
+			Expect(ask("/file?path=/etc/bundle/app/token")).To(Equal("s3cret"), "a projected Secret key")
+			Expect(ask("/file?path=/etc/bundle/pod/namespace")).To(Equal(ns), "a projected pod field")
 			Expect(ask("/write?path=/tmp/scratch")).To(Equal("ok\n"), "the emptyDir at /tmp is writable")
 			_, err := ask("/write?path=/scratch")
 			Expect(err).To(MatchError(ContainSubstring("read-only file system")), "the root filesystem is read-only")
