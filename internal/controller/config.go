@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,14 +27,10 @@ import (
 // ConfigMap's data: a change shows as a new resourceVersion, and only then is the data of that
 // one ConfigMap read from the API server, once for all the MyApps that reference it.
 
-// indexConfigMaps indexes the MyApps with spec.rolloutOnConfigChange by the ConfigMaps they
-// reference.
-const indexConfigMaps = "rolloutOnConfigChange.configMaps"
-
-// configMapsOf is the value of indexConfigMaps for a MyApp.
-func configMapsOf(obj client.Object) []string {
-	app, ok := obj.(*examplev1.MyApp)
-	if !ok || !desired.RollsOnConfigChange(app) {
+// configMapsOf are the ConfigMaps a MyApp rolls out on: none without
+// spec.rolloutOnConfigChange.
+func configMapsOf(app *examplev1.MyApp) []string {
+	if !desired.RollsOnConfigChange(app) {
 		return nil
 	}
 	return desired.ReferencedConfigMaps(app)
@@ -141,15 +138,20 @@ func (r *MyAppReconciler) configMapDigest(ctx context.Context, key types.Namespa
 
 // referencedConfigMapChanged queues the MyApps with spec.rolloutOnConfigChange that reference
 // a ConfigMap created, changed or deleted (a resync, which changes nothing, queues none: the
-// MyApps have their own), and forgets the digest of a deleted one.
+// MyApps have their own), and forgets the digest of a deleted one. It reads the namespace's
+// MyApps from the cache, without copies, rather than through a field index: an index would
+// make the manager start the MyApp informer before it leads, and a manager whose informers
+// cannot sync (no RBAC yet) could not be stopped.
 func (r *MyAppReconciler) referencedConfigMapChanged() handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		apps := &examplev1.MyAppList{}
-		if err := r.List(ctx, apps, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexConfigMaps: obj.GetName()}); err != nil {
+		if err := r.List(ctx, apps, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			return
 		}
 		for i := range apps.Items {
-			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
+			if slices.Contains(configMapsOf(&apps.Items[i]), obj.GetName()) {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
+			}
 		}
 	}
 	return handler.Funcs{

@@ -427,9 +427,6 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &examplev1.MyApp{}, indexConfigMaps, configMapsOf); err != nil {
-		return err
-	}
 	return b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
