@@ -77,32 +77,58 @@ func (c *configDigests) forget(key types.NamespacedName) {
 }
 
 // configHash is the hash the MyApp's pod template carries for the ConfigMaps it references,
-// or "" when it asks for none. current is the Deployment as cached, or nil. While a ConfigMap
-// the pods cannot start without is missing (deleted to be created again, as `kubectl replace
-// --force` does), the hash stays the one the Deployment carries: a rollout then would only
-// replace running pods with pods that cannot start.
-func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp, current *appsv1.Deployment) (string, error) {
+// or "" when it asks for none. current is the Deployment as cached, or nil.
+//
+// While a ConfigMap the pods cannot start without is missing (deleted to be created again, as
+// `kubectl replace --force` does), the hash is the one the Deployment carries (kept is true): a
+// rollout then would only replace running pods with pods that cannot start. The template the
+// spec asks for is not known then, so a rollback in force stays in force. Only a Deployment
+// that does not exist (asked of the API server on a cache miss) gets a hash with the
+// ConfigMap absent.
+func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp, current *appsv1.Deployment) (hash string, kept bool, err error) {
 	if !desired.RollsOnConfigChange(app) {
-		return "", nil
+		return "", false, nil
 	}
 	names := desired.ReferencedConfigMaps(app)
 	if len(names) == 0 {
-		return "", nil
+		return "", false, nil
 	}
 	required := desired.RequiredConfigMaps(app)
 	digests := make(map[string]string, len(names))
 	for _, name := range names {
 		d, err := r.configMapDigest(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name})
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
-		if d == desired.ConfigMapAbsent && required[name] && current != nil {
-			log.FromContext(ctx).V(1).Info("A ConfigMap the pods need is missing: the template keeps its config hash", "configMap", name)
-			return configHashOf(current), nil
+		if d == desired.ConfigMapAbsent && required[name] {
+			running, err := r.runningDeployment(ctx, app, current)
+			if err != nil {
+				return "", false, err
+			}
+			if running != nil {
+				log.FromContext(ctx).V(1).Info("A ConfigMap the pods need is missing: the template keeps its config hash", "configMap", name)
+				return configHashOf(running), true, nil
+			}
 		}
 		digests[name] = d
 	}
-	return desired.ConfigHash(digests), nil
+	return desired.ConfigHash(digests), false, nil
+}
+
+// runningDeployment is the MyApp's Deployment: current, the cached one, or on a cache miss
+// the API server's; nil when there is none.
+func (r *MyAppReconciler) runningDeployment(ctx context.Context, app *examplev1.MyApp, current *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if current != nil {
+		return current, nil
+	}
+	d := &appsv1.Deployment{}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, d); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading Deployment %s: %w", app.Name, err)
+	}
+	return d, nil
 }
 
 // configMapDigest is the digest of a referenced ConfigMap's data (desired.ConfigMapDigest, or

@@ -189,11 +189,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
 	}
-	files, configHash, inputsRead := r.templateInputs(ctx, app, out, obs, cached)
+	files, configHash, inputsRead, specKnown := r.templateInputs(ctx, app, out, obs, cached)
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, configHash)
 	out.add(r, app, obs, err)
 	held := false
-	switch rb, template := r.heldRollback(app, specTemplateDigest(deployment), inputsRead); {
+	switch rb, template := r.heldRollback(app, specTemplateDigest(deployment), specKnown); {
 	case !inputsRead:
 		// Without its inputs the template the spec asks for is not known: a rollback in force
 		// stays in force, and the running Deployment stays as it is (below).
@@ -287,10 +287,11 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 // templateInputs makes ready what the pod template takes besides the spec: the files
 // ConfigMap, which comes before the Deployment that mounts it (a template that mounts a
 // ConfigMap the API server did not take would start pods that cannot run), and the hash of the
-// ConfigMaps the MyApp rolls out on. read is false when either failed (the failure recorded):
-// the template the spec asks for is not known then.
+// ConfigMaps the MyApp rolls out on. read is false when either failed (the failure recorded);
+// specKnown is false then, and while the config hash is the running one, kept for a missing
+// ConfigMap: the template the spec asks for is not known.
 func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyApp, out *outcome, obs *status.Observed,
-	cached *appsv1.Deployment) (files *desired.Files, configHash string, read bool) {
+	cached *appsv1.Deployment) (files *desired.Files, configHash string, read, specKnown bool) {
 	files, filesErr := desired.FilesOf(app)
 	read = true
 	if filesErr == nil && files != nil {
@@ -298,9 +299,10 @@ func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyA
 		out.add(r, app, obs, err)
 		read = err == nil
 	}
-	configHash, err := r.configHash(ctx, app, cached)
+	configHash, kept, err := r.configHash(ctx, app, cached)
 	out.add(r, app, obs, err)
-	return files, configHash, read && err == nil
+	read = read && err == nil
+	return files, configHash, read, read && !kept
 }
 
 // deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while

@@ -104,7 +104,8 @@ func specTemplateDigest(deployment *appsv1ac.DeploymentApplyConfiguration) strin
 // heldRollback is the rollback in force for the MyApp whose spec asks for the template of
 // digest spec: the status's, or the one this reconciler made and the cache does not show yet.
 // While the spec's template is not known (specKnown false: a ConfigMap it takes a hash of could
-// not be read), a rollback recorded stays in force whatever spec is, and nothing is forgotten.
+// not be read, or is missing), a rollback recorded stays in force whatever spec is, and nothing
+// is forgotten.
 func (r *MyAppReconciler) heldRollback(app *examplev1.MyApp, spec string, specKnown bool) (*examplev1.RollbackStatus, *corev1.PodTemplateSpec) {
 	memo, known := r.rollbacks.get(app)
 	if !specKnown {

@@ -196,6 +196,20 @@ var _ = Describe("A failed rollout", func() {
 		Consistently(templateConfigHash(ns), 3*resyncPeriod, 200*time.Millisecond).Should(Equal(goodHash))
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
 
+		By("the ConfigMap deleted and created again with the same bad value: the rollback stays in force")
+		Expect(k8s.Delete(suiteCtx, getConfigMap(ns, "settings")(Default))).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(templateConfigHash(ns)(g)).To(Equal(goodHash))
+			rolledBackFor("CrashLoopBackOff")(g)
+		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"},
+			Data: map[string]string{"SHUTDOWN_DELAY": "soon"}})).To(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(templateConfigHash(ns)(g)).To(Equal(goodHash))
+			rolledBackFor("CrashLoopBackOff")(g)
+		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
+
 		By("the ConfigMap fixed: the new configuration rolls forward")
 		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
