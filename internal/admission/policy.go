@@ -253,9 +253,11 @@ var validations = []validation{
 	{
 		// validateProjectionSources: the items of a projected volume's sources share one
 		// directory, and two on one path are refused.
+		// The paths are gathered once per volume, a list per source, and each path counted
+		// across them.
 		paths: []string{"spec.volumes"},
-		rule: "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.projected) || v.projected.sources.all(s, " +
-			projectionPaths("s") + ".all(x, v.projected.sources.map(t, " + projectionPaths("t") + ".filter(y, y == x).size()).sum() == 1)))",
+		rule: "object.spec.?volumes.orValue([]).map(v, v.?projected.?sources.orValue([]).map(s, " + projectionPaths("s") + ")).all(p, " +
+			"p.all(a, a.all(x, p.map(b, b.filter(y, y == x).size()).sum() == 1)))",
 		message: "spec.volumes: Invalid value: in a projected volume, two items of its sources (configMap, secret and " +
 			"downwardAPI items) must not share a path",
 	},
