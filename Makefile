@@ -494,7 +494,7 @@ demo: ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
 	@$(MAKE) --no-print-directory demo-programs
 	$(LOCALCLUSTER) up
 	$(KUBECTL_LOCAL) apply --server-side -k config/crd
-	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
+	$(call wait-established,crd/myapps.example.com)
 	$(LOCALCLUSTER) --operator bin/manager start-operator -- $(OPERATOR_ARGS)
 	$(KUBECTL_LOCAL) apply --server-side -f config/samples/example_v1_myapp.yaml
 	$(KUBECTL_LOCAL) wait --for=condition=Ready myapp/myapp-sample --timeout=120s
@@ -511,6 +511,13 @@ demo: ## The main job: local cluster, CRD, operator, a Ready sample MyApp.
 # are first copied to $(TEST_LOGS)/<make target>-<UTC time>/ (hack/keep-logs.sh prints where,
 # and the end of the operator's log). E2E_KEEP=1 keeps the cluster and its logs in place.
 TEST_LOGS ?= $(CURDIR)/test-logs
+# wait-established waits until the CRDs named are Established. kubectl wait fails at once on a
+# CRD created a moment ago whose status has no conditions yet, so it is asked again.
+define wait-established
+(for i in $$(seq 30); do $(KUBECTL_LOCAL) wait --for=condition=Established $(1) --timeout=60s 2>/dev/null && exit 0; sleep 1; done; \
+	$(KUBECTL_LOCAL) wait --for=condition=Established $(1) --timeout=60s)
+endef
+
 define on-own-cluster
 rc=0; $(MAKE) --no-print-directory CLUSTER_STATE=$(1) $(2) || rc=$$?; \
 if [ $$rc != 0 ]; then hack/keep-logs.sh $(1) $(TEST_LOGS)/$@-$$(date -u +%Y%m%dT%H%M%SZ) $(KUBECTL) || true; fi; \
@@ -532,7 +539,7 @@ test-e2e: manifests build localcluster $(TEST_E2E_TOOLS) ## End-to-end tests on 
 e2e-run:
 	$(LOCALCLUSTER) up
 	$(KUSTOMIZE) build config/crd | $(KUBECTL_LOCAL) apply --server-side -f -
-	$(KUBECTL_LOCAL) wait --for=condition=Established crd/myapps.example.com --timeout=60s
+	$(call wait-established,crd/myapps.example.com)
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) E2E_LOCALCLUSTER=$(LOCALBIN)/localcluster \
 		E2E_PROMETHEUS=$(PROMETHEUS_BIN)/prometheus \
 		go -C test test ./e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
@@ -591,7 +598,7 @@ test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from cata
 olm-run:
 	$(LOCALCLUSTER) up
 	$(KUBECTL_LOCAL) apply --server-side -f "$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds"
-	$(KUBECTL_LOCAL) wait --for=condition=Established crd --all --timeout=60s
+	$(call wait-established,crd --all)
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
