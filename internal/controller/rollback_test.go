@@ -86,6 +86,20 @@ var _ = Describe("A failed rollout", func() {
 		return rb
 	}
 
+	// rollsForward plays the rollout of the Deployment's current template to its end, and waits
+	// until the MyApp is Ready on it with the rollback behind it.
+	rollsForward := func() {
+		GinkgoHelper()
+		next := currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "web")(g)
+			g.Expect(a.Status.RolledBack).To(BeNil())
+			g.Expect(a.Status.ReadyTemplate).To(Equal(next))
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	}
+
 	It("is rolled back to the last Ready template when the new image cannot be pulled, once, until the spec changes", func() {
 		app := createMyApp(ns, "web", nil)
 		good := readyOn()
@@ -127,14 +141,7 @@ var _ = Describe("A failed rollout", func() {
 
 		By("a good change rolls forward, and the rollback is history")
 		setImage(app, "nginx:1.28")
-		next := currentReplicaSet(ns, "web")
-		rollOut(ns, "web")
-		Eventually(func(g Gomega) {
-			a := getMyApp(ns, "web")(g)
-			g.Expect(a.Status.RolledBack).To(BeNil())
-			g.Expect(a.Status.ReadyTemplate).To(Equal(next))
-			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-		}).Should(Succeed())
+		rollsForward()
 	})
 
 	It("is rolled back when new pods crash-loop or their config is missing, and when the progress deadline passes; not while it is only slow", func() {
@@ -192,34 +199,30 @@ var _ = Describe("A failed rollout", func() {
 		By("the Deployment back on the last Ready template, and held there while the ConfigMap stays as it is")
 		Eventually(templateConfigHash(ns)).Should(Equal(goodHash))
 		Expect(eventuallyRolledBack("CrashLoopBackOff").Message).To(ContainSubstring("the ConfigMaps it rolls out on (settings)"))
+		// holdsOn: the Deployment stays on the template of config hash, rolled back.
+		holdsOn := func(hash string) {
+			GinkgoHelper()
+			Consistently(func(g Gomega) {
+				g.Expect(templateConfigHash(ns)(g)).To(Equal(hash))
+				rolledBackFor("CrashLoopBackOff")(g)
+			}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		}
 		promoteReplicaSet(ns, good)
 		Consistently(templateConfigHash(ns), 3*resyncPeriod, 200*time.Millisecond).Should(Equal(goodHash))
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
 
 		By("the ConfigMap deleted and created again with the same bad value: the rollback stays in force")
 		Expect(k8s.Delete(suiteCtx, getConfigMap(ns, "settings")(Default))).To(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(templateConfigHash(ns)(g)).To(Equal(goodHash))
-			rolledBackFor("CrashLoopBackOff")(g)
-		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		holdsOn(goodHash)
 		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"},
 			Data: map[string]string{"SHUTDOWN_DELAY": "soon"}})).To(Succeed())
-		Consistently(func(g Gomega) {
-			g.Expect(templateConfigHash(ns)(g)).To(Equal(goodHash))
-			rolledBackFor("CrashLoopBackOff")(g)
-		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		holdsOn(goodHash)
 		Expect(countEvents(Default, app, examplev1.ReasonRolledBack)).To(Equal(1))
 
 		By("the ConfigMap fixed: the new configuration rolls forward")
 		editSettings(ns, func(cm *corev1.ConfigMap) { cm.Data["SHUTDOWN_DELAY"] = "10s" })
 		Eventually(templateConfigHash(ns)).ShouldNot(Equal(goodHash))
-		next := currentReplicaSet(ns, "web")
-		rollOut(ns, "web")
-		Eventually(func(g Gomega) {
-			a := getMyApp(ns, "web")(g)
-			g.Expect(a.Status.RolledBack).To(BeNil())
-			g.Expect(a.Status.ReadyTemplate).To(Equal(next))
-		}).Should(Succeed())
+		rollsForward()
 	})
 
 	It("stays rolled back across a manager restart: the decision lives in the status", func() {
