@@ -7,6 +7,14 @@ package v1
 // +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a valid object name: lower case letters, digits, '-' and '.'"
 type ObjectName string
 
+// VolumePath is a file's path inside a volume: relative, without a '..' element, not starting
+// with '..', each element at most 255 characters (the kubelet's limit on a file name).
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
+// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
+type VolumePath string
+
 // Volume is a volume the pods may mount (spec.volumeMounts): exactly one of a ConfigMap, a
 // Secret, an emptyDir, a PersistentVolumeClaim, the downward API and a projection of several
 // of these, each in the core shape.
@@ -155,12 +163,8 @@ type ServiceAccountTokenProjection struct {
 
 	// Path is the token's file in the volume: relative, without a '..' element, each element
 	// at most 255 characters.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
 	// +required
-	Path string `json:"path"`
+	Path VolumePath `json:"path"`
 }
 
 // DownwardAPIVolumeSource is the downward API as files, in the core shape.
@@ -187,12 +191,8 @@ type DownwardAPIVolumeSource struct {
 type DownwardAPIVolumeFile struct {
 	// Path is the file's path in the volume: relative, without a '..' element, each element
 	// at most 255 characters (the kubelet's limit on a file name).
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
 	// +required
-	Path string `json:"path"`
+	Path VolumePath `json:"path"`
 
 	// FieldRef selects a field of the pod.
 	// +optional
@@ -287,12 +287,8 @@ type KeyToPath struct {
 
 	// Path is the file's path in the volume: relative, without a '..' element, each element
 	// at most 255 characters (the kubelet's limit on a file name).
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.startsWith('..') && !self.matches('(^|/)[.][.](/|$)')",message="must be a relative path without a '..' element, not starting with '..'"
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[^/]{256}')",message="every element of the path must have at most 255 characters, the kubelet's limit on a file name"
 	// +required
-	Path string `json:"path"`
+	Path VolumePath `json:"path"`
 
 	// Mode is the file's permission bits, 0 to 0777 (511 in decimal); defaults to the
 	// volume's defaultMode.

@@ -81,7 +81,7 @@ func volume(v examplev1.Volume) (*corev1ac.VolumeApplyConfiguration, error) {
 func downwardAPIFiles(field string, items []examplev1.DownwardAPIVolumeFile) ([]*corev1ac.DownwardAPIVolumeFileApplyConfiguration, error) {
 	out := make([]*corev1ac.DownwardAPIVolumeFileApplyConfiguration, 0, len(items))
 	for i, item := range items {
-		file := corev1ac.DownwardAPIVolumeFile().WithPath(item.Path)
+		file := corev1ac.DownwardAPIVolumeFile().WithPath(string(item.Path))
 		switch {
 		case item.FieldRef != nil:
 			file.WithFieldRef(corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(item.FieldRef.FieldPath))
@@ -128,7 +128,7 @@ func projected(field string, p *examplev1.ProjectedVolumeSource) (*corev1ac.Proj
 				cm.WithOptional(*src.ConfigMap.Optional)
 			}
 			for _, it := range src.ConfigMap.Items {
-				if err := unique(it.Path); err != nil {
+				if err := unique(string(it.Path)); err != nil {
 					return nil, err
 				}
 			}
@@ -139,7 +139,7 @@ func projected(field string, p *examplev1.ProjectedVolumeSource) (*corev1ac.Proj
 				sec.WithOptional(*src.Secret.Optional)
 			}
 			for _, it := range src.Secret.Items {
-				if err := unique(it.Path); err != nil {
+				if err := unique(string(it.Path)); err != nil {
 					return nil, err
 				}
 			}
@@ -150,13 +150,13 @@ func projected(field string, p *examplev1.ProjectedVolumeSource) (*corev1ac.Proj
 				return nil, err
 			}
 			for _, it := range src.DownwardAPI.Items {
-				if err := unique(it.Path); err != nil {
+				if err := unique(string(it.Path)); err != nil {
 					return nil, err
 				}
 			}
 			proj.WithDownwardAPI(corev1ac.DownwardAPIProjection().WithItems(files...))
 		case src.ServiceAccountToken != nil:
-			tok := corev1ac.ServiceAccountTokenProjection().WithPath(src.ServiceAccountToken.Path)
+			tok := corev1ac.ServiceAccountTokenProjection().WithPath(string(src.ServiceAccountToken.Path))
 			if src.ServiceAccountToken.Audience != "" {
 				tok.WithAudience(src.ServiceAccountToken.Audience)
 			}
@@ -176,7 +176,7 @@ func projected(field string, p *examplev1.ProjectedVolumeSource) (*corev1ac.Proj
 func keysToPaths(items []examplev1.KeyToPath) []*corev1ac.KeyToPathApplyConfiguration {
 	out := make([]*corev1ac.KeyToPathApplyConfiguration, 0, len(items))
 	for _, it := range items {
-		kp := corev1ac.KeyToPath().WithKey(it.Key).WithPath(it.Path)
+		kp := corev1ac.KeyToPath().WithKey(it.Key).WithPath(string(it.Path))
 		if it.Mode != nil {
 			kp.WithMode(*it.Mode)
 		}
