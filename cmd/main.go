@@ -23,9 +23,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/controller"
+	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/events"
 	"github.com/example/myapp-operator/internal/health"
 	"github.com/example/myapp-operator/internal/metrics"
@@ -45,6 +47,7 @@ func main() {
 		leaseDuration, renewDeadline      time.Duration
 		retryPeriod                       time.Duration
 		rolloutFailureGrace               time.Duration
+		exposeGateway, exposeIngressClass string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -85,6 +88,12 @@ func main() {
 	flag.DurationVar(&rolloutFailureGrace, "rollout-failure-grace", status.DefaultRolloutFailureGrace,
 		"How long a pod of a new pod template may fail to pull, start or keep running "+
 			"before the operator rolls the rollout back.")
+	flag.StringVar(&exposeGateway, "expose-gateway", "",
+		"The Gateway, as namespace/name or namespace/name/listener, that a MyApp's spec.expose attaches an HTTPRoute to "+
+			"when it names neither a gateway nor an ingressClassName. Empty: such MyApps get an Ingress.")
+	flag.StringVar(&exposeIngressClass, "expose-ingress-class", "",
+		"The IngressClass of the Ingress of a MyApp's spec.expose that names neither a gateway nor an ingressClassName, "+
+			"when --expose-gateway is empty. Empty: the cluster's default IngressClass.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -94,6 +103,17 @@ func main() {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(examplev1.AddToScheme(scheme))
+	utilruntime.Must(gatewayv1.Install(scheme))
+	gateway, err := controller.ParseGateway(exposeGateway)
+	if err != nil {
+		log.Error(err, "Invalid --expose-gateway")
+		os.Exit(1)
+	}
+	ingressClass, err := controller.ParseIngressClass(exposeIngressClass)
+	if err != nil {
+		log.Error(err, "Invalid --expose-ingress-class")
+		os.Exit(1)
+	}
 
 	var tlsOpts []func(*tls.Config)
 	if !http2 {
@@ -153,6 +173,7 @@ func main() {
 		WatchNamespaces:         namespaces,
 		Metrics:                 metrics.New().MustRegisterWithControllerRuntime(),
 		RolloutFailureGrace:     rolloutFailureGrace,
+		ExposeDefaults:          desired.ExposeDefaults{Gateway: gateway, IngressClassName: ingressClass},
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)

@@ -80,6 +80,18 @@ const (
 	// Deployment to the last template that was Ready. The app serves that template; the spec
 	// is not achieved until it changes or a reconcile is requested.
 	ReasonRolledBack = "RolledBack"
+	// ReasonGatewayAPINotInstalled: spec.expose asks for an HTTPRoute (a Gateway is named, in
+	// the MyApp or by the manager's default) and the cluster does not serve the Gateway API's
+	// HTTPRoute (gateway.networking.k8s.io/v1). Installing its CRDs is noticed without a
+	// restart.
+	ReasonGatewayAPINotInstalled = "GatewayAPINotInstalled"
+	// ReasonRouteNotAccepted: the Gateway did not accept the MyApp's HTTPRoute (its parent
+	// status says Accepted or ResolvedRefs False); the message names the Gateway's reason, such
+	// as NotAllowedByListeners or NoMatchingListenerHostname.
+	ReasonRouteNotAccepted = "RouteNotAccepted"
+	// ReasonWaitingForGateway: the MyApp's HTTPRoute carries the spec and the Gateway has not
+	// yet said whether it accepts it (no status for the current generation of the route).
+	ReasonWaitingForGateway = "WaitingForGateway"
 )
 
 // Reasons for pods that cannot start until the user fixes something. They are named after

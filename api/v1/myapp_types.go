@@ -384,6 +384,14 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod disruption budget"
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
+
+	// Expose, when set, makes the app reachable from outside the cluster at its hosts and
+	// path, through an HTTPRoute or an Ingress named after the MyApp that routes to its Service
+	// (see Expose for which). Removing the field removes it; status.url says where the app is
+	// reached.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Expose"
+	Expose *Expose `json:"expose,omitempty"`
 }
 
 // ResourceRequirements are the compute resources of the application's container: any
@@ -655,7 +663,8 @@ type MyAppStatus struct {
 	// stable reason: Available, RollingOut, Scaling, RolloutComplete, AsExpected,
 	// SelectorMigration, WaitingForPredecessor, ProgressDeadlineExceeded, ReplicaFailure,
 	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed, AutoscalerUnableToScale,
-	// RolledBack or a pod's ImagePullBackOff, InvalidImageName or CreateContainerConfigError.
+	// RolledBack, GatewayAPINotInstalled, RouteNotAccepted, WaitingForGateway or a pod's
+	// ImagePullBackOff, InvalidImageName or CreateContainerConfigError.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -714,6 +723,14 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Rolled back"
 	RolledBack *RollbackStatus `json:"rolledBack,omitempty"`
 
+	// URL is where the app is reached from outside the cluster, from spec.expose: the scheme,
+	// the first host that is not a wildcard and the path, once the HTTPRoute or Ingress
+	// carries them. Whether a request gets there is Ready's to say: through a Gateway, Ready
+	// waits until the Gateway accepted the route.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="URL",xDescriptors={"urn:alm:descriptor:org.w3:link"}
+	URL string `json:"url,omitempty"`
+
 	// LastUpdateTime is when any other field of the status last changed.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Last update time"
@@ -732,6 +749,7 @@ type MyAppStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="MyApp",resources={{Deployment,v1},{Service,v1},{HorizontalPodAutoscaler,v2},{PodDisruptionBudget,v1}}
 type MyApp struct {

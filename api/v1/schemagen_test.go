@@ -177,6 +177,7 @@ var (
 		"nginx", "web", "X-Probe", "X_Probe", "Host", "/", "/healthz", "healthz", "localhost", "10.0.0.1", "::1",
 		"kubernetes.io/hostname", "topology.kubernetes.io/zone", "example.com/tier", "nvidia.com/gpu", "hugepages-2Mi",
 		"CAP_SYS_ADMIN", "NET_BIND_SERVICE", "ALL", "profiles/p.json", "../p.json", "/abs/p.json", "$(A)", "$$(A)",
+		"shop.example.com", "*.example.com", "a.*.com", "/shop/", "/a//b", "/a/../b", "/%2f", "/.", "/...",
 		"grüße, 世界 🚀", "\u00e9", "a\nb", strings.Repeat("a", 63), strings.Repeat("a", 64), strings.Repeat("a", 253),
 		strings.Repeat("a", 254), strings.Repeat("x", 1024), strings.Repeat("v", 270*1024),
 	}

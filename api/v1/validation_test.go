@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
@@ -34,8 +35,14 @@ func TestMain(m *testing.M) {
 	}
 	// The API server's warnings (a pod's, say) go to the test's output.
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+	// The Gateway API's HTTPRoute too: a MyApp's route must be one the API server accepts.
+	routes, err := testutil.HTTPRouteCRD()
+	if err != nil {
+		println(err.Error())
+		os.Exit(1)
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), routes},
 		ErrorIfCRDPathMissing: true,
 	}
 	// A worker of `go test -fuzz` uses the API server of the process that started it
@@ -52,6 +59,7 @@ func TestMain(m *testing.M) {
 		scheme := runtime.NewScheme()
 		_ = examplev1.AddToScheme(scheme)
 		_ = clientgoscheme.AddToScheme(scheme)
+		_ = gatewayv1.Install(scheme)
 		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil && started {
 			// Admission as a cluster has it once the operator ran: the CRD and the operator's
 			// admission policy.
@@ -277,6 +285,24 @@ func TestAdmissionRejects(t *testing.T) {
 		{"projected-downward-pod-ip", `{"image":"nginx","volumes":[{"name":"v","projected":{"sources":[{"downwardAPI":{"items":[{"path":"ip","fieldRef":{"fieldPath":"status.podIP"}}]}}]}}]}`, "spec.volumes[0].projected.sources[0].downwardAPI.items[0].fieldRef.fieldPath", "must be metadata.name"},
 		{"volume-named-as-files", `{"image":"nginx","volumes":[{"name":"myapp-files","emptyDir":{}}]}`, "spec.volumes[0].name", "must not be myapp-files"},
 		{"unknown-field", `{"image":"nginx","replica":3}`, "spec.replica", "unknown field"},
+		{"expose-no-hosts", `{"image":"nginx","expose":{"hosts":[]}}`, "spec.expose.hosts", ""},
+		{"expose-host-ip", `{"image":"nginx","expose":{"hosts":["10.0.0.1"]}}`, "spec.expose.hosts[0]", ""},
+		{"expose-host-upper", `{"image":"nginx","expose":{"hosts":["Shop.example.com"]}}`, "spec.expose.hosts[0]", ""},
+		{"expose-host-inner-wildcard", `{"image":"nginx","expose":{"hosts":["a.*.com"]}}`, "spec.expose.hosts[0]", ""},
+		{"expose-host-bare-wildcard", `{"image":"nginx","expose":{"hosts":["*"]}}`, "spec.expose.hosts[0]", ""},
+		{"expose-host-too-long", `{"image":"nginx","expose":{"hosts":["a` + strings.Repeat(".b", 127) + `"]}}`, "spec.expose.hosts[0]", ""},
+		{"expose-host-twice", `{"image":"nginx","expose":{"hosts":["a.com","a.com"]}}`, "spec.expose.hosts[1]", "Duplicate"},
+		{"expose-17-hosts", `{"image":"nginx","expose":{"hosts":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}}`, "spec.expose.hosts", "16"},
+		{"expose-relative-path", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"shop"}}`, "spec.expose.path", ""},
+		{"expose-empty-element", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"/a//b"}}`, "spec.expose.path", ""},
+		{"expose-dot-dot", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"/a/../b"}}`, "spec.expose.path", ""},
+		{"expose-trailing-dot", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"/a/."}}`, "spec.expose.path", ""},
+		{"expose-percent", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"/a%2fb"}}`, "spec.expose.path", ""},
+		{"expose-gateway-and-class", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"name":"gw"},"ingressClassName":"nginx"}}`, "spec.expose", "not both"},
+		{"expose-gateway-secret", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"name":"gw"},"tls":{"secretName":"t"}}}`, "spec.expose.tls.secretName", "listener holds it"},
+		{"expose-gateway-no-name", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"infra"}}}`, "spec.expose.gateway.name", "Required"},
+		{"expose-gateway-bad-namespace", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"a.b","name":"gw"}}}`, "spec.expose.gateway.namespace", ""},
+		{"expose-bad-class", `{"image":"nginx","expose":{"hosts":["a.com"],"ingressClassName":"Nginx"}}`, "spec.expose.ingressClassName", ""},
 		{"name.with.dots", `{"image":"nginx"}`, "metadata.name", "names the MyApp's Service"},
 		{strings.Repeat("a", 64), `{"image":"nginx"}`, "metadata.name", ""},
 	}

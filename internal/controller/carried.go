@@ -41,7 +41,7 @@ type carried struct {
 }
 
 // childKinds are the kinds of childKey, for forgetting a MyApp's children.
-var childKinds = []string{kindDeployment, kindService, kindAutoscaler, kindBudget}
+var childKinds = []string{kindDeployment, kindService, kindAutoscaler, kindBudget, kindIngress, kindRoute}
 
 const (
 	kindDeployment = "Deployment"

@@ -27,6 +27,17 @@ type childKind[T client.Object, AC runtime.ApplyConfiguration] struct {
 	name    string
 	newObj  func() T
 	extract ssa.Extractor[T, AC]
+	// cache, when set, is the cache that holds the children of this kind instead of the
+	// manager's (the HTTPRoutes' own cache, started once the Gateway API is served).
+	cache func(r *MyAppReconciler) client.Reader
+}
+
+// cached is the reader of the cache that holds the kind's children.
+func (k childKind[T, AC]) cached(r *MyAppReconciler) client.Reader {
+	if k.cache != nil {
+		return k.cache(r)
+	}
+	return r.Client
 }
 
 // applied is what applyChild did to a child.
@@ -65,7 +76,7 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	if err != nil {
 		return out, fmt.Errorf("serializing the %s %s: %w", kind.name, name, err)
 	}
-	exists, err := r.cachedChild(ctx, app, name, existing)
+	exists, err := r.readChild(ctx, kind.cached(r), app, name, existing)
 	if err == nil && !exists {
 		exists, err = r.readChild(ctx, r.APIReader, app, name, existing)
 	}
@@ -179,7 +190,12 @@ func (r *MyAppReconciler) checkOwner(app *examplev1.MyApp, obj client.Object) er
 // deleteChild deletes the cached child if the MyApp controls it; a child the cache does not
 // hold is not ours to delete.
 func (r *MyAppReconciler) deleteChild(ctx context.Context, app *examplev1.MyApp, ch *changes, obj client.Object, name string) error {
-	found, err := r.cachedChild(ctx, app, name, obj)
+	return r.deleteChildIn(ctx, r.Client, app, ch, obj, name)
+}
+
+// deleteChildIn is deleteChild for a child held by the cache of reader.
+func (r *MyAppReconciler) deleteChildIn(ctx context.Context, reader client.Reader, app *examplev1.MyApp, ch *changes, obj client.Object, name string) error {
+	found, err := r.readChild(ctx, reader, app, name, obj)
 	var notOwned *notOwnedError
 	var predecessor *predecessorError
 	if errors.As(err, &notOwned) || errors.As(err, &predecessor) {

@@ -80,6 +80,7 @@ func classify(err error) failure {
 		predecessor *predecessorError
 		applyErr    *applyError
 		stuck       *migrationStuckError
+		noGateway   *gatewayAPIMissingError
 	)
 	switch {
 	case errors.As(err, &invalid):
@@ -93,6 +94,12 @@ func classify(err error) failure {
 	case errors.As(err, &stuck):
 		return failure{
 			Failure:    status.Failure{Reason: examplev1.ReasonMigrationDeadlineExceeded, Message: stuck.Error(), Terminal: true},
+			retryAfter: slowRetry,
+		}
+	case errors.As(err, &noGateway):
+		// Installing the Gateway API fires no event the operator watches: it looks again.
+		return failure{
+			Failure:    status.Failure{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: noGateway.Error(), Terminal: true},
 			retryAfter: slowRetry,
 		}
 	case errors.As(err, &notOwned):
@@ -263,6 +270,16 @@ var childFields = map[string][][2]string{
 	kindService: {
 		{"metadata.annotations", "spec.serviceAnnotations"},
 		{"spec.type", "spec.serviceType"},
+	},
+	kindIngress: {
+		{"spec.ingressClassName", "spec.expose.ingressClassName"},
+		{"spec.rules", "spec.expose.hosts"},
+		{"spec.tls", "spec.expose.tls"},
+	},
+	kindRoute: {
+		{"spec.parentRefs", "spec.expose.gateway"},
+		{"spec.hostnames", "spec.expose.hosts"},
+		{"spec.rules", "spec.expose.path"},
 	},
 	kindBudget: {
 		{"spec.minAvailable", "spec.podDisruptionBudget.minAvailable"},

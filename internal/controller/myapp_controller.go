@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,8 +65,15 @@ type MyAppReconciler struct {
 	RolloutFailureGrace time.Duration
 	// Metrics, when set, receives each MyApp's status as gauges, and forgets a deleted MyApp.
 	Metrics *metrics.MyApps
+	// ExposeDefaults say how a spec.expose that names neither a Gateway nor an ingress class
+	// is exposed (the manager's --expose-gateway and --expose-ingress-class flags).
+	ExposeDefaults desired.ExposeDefaults
 
 	pods cache.Cache
+	// routes is the cache of the MyApps' HTTPRoutes, and gateway knows whether the cluster
+	// serves them (expose.go).
+	routes  cache.Cache
+	gateway *gatewayAPI
 	// carried remembers which stored children carry their intent (carried.go).
 	carried carriedIntents
 	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).
@@ -114,6 +122,7 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out, now)
+	r.reconcileExposure(ctx, app, &obs, out)
 	pods, retry, err := r.observePods(ctx, app, obs.Deployment)
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
@@ -429,15 +438,20 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	return b.
+	c, err := b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
 		Owns(&corev1.Service{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&networkingv1.Ingress{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
 		Watches(&corev1.ConfigMap{}, r.referencedConfigMapChanged(), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	return r.setupRoutes(mgr, c)
 }

@@ -23,8 +23,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/metrics"
 )
 
@@ -59,6 +61,7 @@ const resyncPeriod = 2 * time.Second
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(examplev1.AddToScheme(scheme))
+	utilruntime.Must(gatewayv1.Install(scheme))
 }
 
 func TestControllers(t *testing.T) {
@@ -120,6 +123,8 @@ type managerOptions struct {
 	syncPeriod time.Duration
 	// metrics, when set, is where the reconciler's per-MyApp metrics are registered.
 	metrics prometheus.Registerer
+	// exposeDefaults are the manager's --expose-gateway and --expose-ingress-class.
+	exposeDefaults desired.ExposeDefaults
 }
 
 // startManager runs the reconciler as cmd/main.go wires it until ctx ends; the channel it
@@ -166,6 +171,7 @@ func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 		// The stories' pods fail from their first status: a short grace keeps them quick;
 		// internal/status tests the grace itself.
 		RolloutFailureGrace: time.Second,
+		ExposeDefaults:      opts.exposeDefaults,
 	}).SetupWithManager(mgr)).To(Succeed())
 	stopped := make(chan struct{})
 	go func() {

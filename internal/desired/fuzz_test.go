@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
 // FuzzBuilders feeds the builders arbitrary specs, including ones the API server would
@@ -22,6 +26,8 @@ func FuzzBuilders(f *testing.F) {
 		`{"image":"x","securityContext":{"capabilities":{}},"podSecurityContext":{"runAsNonRoot":false},"podLabels":{"myapp.example.com/name":"evil"}}`,
 		`{"image":"x","tolerations":[{}],"affinity":{"nodeAffinity":{}},"topologySpreadConstraints":[{"maxSkew":-1}],"rollingUpdate":{},"podDisruptionBudget":{}}`,
 		`{"image":"x","rollingUpdate":{"maxSurge":"200%","maxUnavailable":-3},"podDisruptionBudget":{"minAvailable":"x","maxUnavailable":1}}`,
+		`{"image":"x","expose":{"hosts":["*.a","b.c"],"path":"/x","tls":{},"gateway":{"name":"g"},"ingressClassName":"c"}}`,
+		`{"image":"x","expose":{"hosts":[]}}`,
 		`{"image":"x","rolloutOnConfigChange":true,"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k"}}}],"envFrom":[{"configMapRef":{"name":"c"}},{"secretRef":{"name":"s"}}],"volumes":[{"name":"v","configMap":{"name":"d"}},{"name":"w","secret":{"secretName":"s"}},{"name":"p","projected":{"sources":[{"configMap":{"name":"e"}},{"secret":{"name":"s"}}]}}],"files":[{"path":"/etc/a","content":"x"}]}`,
 	} {
 		f.Add([]byte(seed), true)
@@ -79,6 +85,24 @@ func FuzzBuilders(f *testing.F) {
 		}
 		if pdb != nil && (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
 			t.Fatal("a PodDisruptionBudget must set exactly one of minAvailable and maxUnavailable")
+		}
+		// Exposure: exactly one way, and either child routes every host to the Service.
+		if app.Spec.Expose != nil {
+			e := ExposureOf(app, ExposeDefaults{})
+			if e.Route == e.Ingress {
+				t.Fatalf("an exposed MyApp must get exactly one of a route and an Ingress: %+v", e)
+			}
+			ing := Ingress(app, e.IngressClassName)
+			if len(ing.Spec.Rules) != len(app.Spec.Expose.Hosts) {
+				t.Fatalf("%d Ingress rules for %d hosts", len(ing.Spec.Rules), len(app.Spec.Expose.Hosts))
+			}
+			route := HTTPRoute(app, examplev1.GatewayReference{Namespace: "infra", Name: "gw"})
+			if *route.Spec.Rules[0].BackendRefs[0].Name != gatewayv1.ObjectName(*svc.Name) {
+				t.Fatal("the HTTPRoute does not send to the MyApp's Service")
+			}
+			if u := URL(app); u != "" && !strings.HasSuffix(u, exposePath(app.Spec.Expose)) {
+				t.Fatalf("status.url %q does not end in the path", u)
+			}
 		}
 	})
 }

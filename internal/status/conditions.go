@@ -67,6 +67,7 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 		r.readyReason, r.readyMessage = retrying.Reason, retrying.Message
 		r.busyReason, r.busyMessage = retrying.Reason, retrying.Message
 	}
+	r.unreachable(obs.Unreachable)
 	ready := cond(examplev1.ConditionReady, r.ready, r.readyReason, r.readyMessage)
 	busy := progress{active: r.busy, reason: r.busyReason, message: r.busyMessage}
 	switch {
@@ -98,6 +99,18 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 		out[1].Message, out[3].Message = "No rollout or scale under way", "No rollout or scale under way"
 	}
 	return out
+}
+
+// unreachable makes a rollout that is done not Ready while the app is not yet reachable where
+// the spec exposes it (w, when set): the pods serve, and the Gateway has not answered.
+func (r *rollout) unreachable(w *Failure) {
+	if w == nil || !r.ready {
+		return
+	}
+	r.ready, r.readyReason, r.readyMessage = false, w.Reason, w.Message
+	if !r.busy {
+		r.busy, r.busyReason, r.busyMessage = true, w.Reason, w.Message
+	}
 }
 
 type progress struct {

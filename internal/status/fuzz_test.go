@@ -29,6 +29,7 @@ var fuzzSeeds = []string{
 	`{"Failures":[{"Reason":"ApplyFailed","Message":"m"},{"Reason":"ChildNotOwned","Message":"n","Terminal":true}]}`,
 	`{"Failures":[{"Reason":"InvalidSpec","Message":"spec.image","Terminal":true}],"Waiting":{"Reason":"SelectorMigration","Message":"w"}}`,
 	`{"Waiting":{"Reason":"WaitingForPredecessor","Message":"w"},"ReconcileRequest":"1700000000","Selector":"myapp.example.com/name=web"}`,
+	`{"Unreachable":{"Reason":"WaitingForGateway","Message":"w"},"URL":"https://shop.example.com/"}`,
 }
 
 // conditionReason is the pattern the API server validates a condition reason against
@@ -101,6 +102,9 @@ func checkConditions(t *testing.T, app *examplev1.MyApp, obs Observed) {
 	if obs.Waiting != nil {
 		validReasons = validReasons && conditionReason.MatchString(obs.Waiting.Reason)
 	}
+	if obs.Unreachable != nil {
+		validReasons = validReasons && conditionReason.MatchString(obs.Unreachable.Reason)
+	}
 	seen := map[string]bool{}
 	for _, c := range app.Status.Conditions {
 		if seen[c.Type] {
@@ -149,5 +153,5 @@ func obsMessagesSet(obs Observed) bool {
 			return false
 		}
 	}
-	return obs.Waiting == nil || obs.Waiting.Message != ""
+	return (obs.Waiting == nil || obs.Waiting.Message != "") && (obs.Unreachable == nil || obs.Unreachable.Message != "")
 }

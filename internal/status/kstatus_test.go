@@ -39,6 +39,12 @@ func TestKstatus(t *testing.T) {
 		"rolled back": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
 			RolledBack: &examplev1.RollbackStatus{Reason: examplev1.ReasonImagePullBackOff, Message: "m"}}, kstatus.FailedStatus},
 		"waiting for a predecessor": {Observed{Waiting: &Failure{Reason: examplev1.ReasonWaitingForPredecessor, Message: "m"}}, kstatus.InProgressStatus},
+		"waiting for the Gateway": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Unreachable: &Failure{Reason: examplev1.ReasonWaitingForGateway, Message: "m"}}, kstatus.InProgressStatus},
+		"route refused": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: examplev1.ReasonRouteNotAccepted, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"no Gateway API": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

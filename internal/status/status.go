@@ -57,6 +57,12 @@ type Observed struct {
 	// RolledBack is the rollback in force: held from an earlier reconcile (RollbackHeld) or
 	// made by this one. The MyApp is then Stalled with the reason RolledBack.
 	RolledBack *examplev1.RollbackStatus
+	// URL is status.url: where the exposed app is reached, or "".
+	URL string
+	// Unreachable, when set, says that the app is not yet reachable where spec.expose asks
+	// (the Gateway has not accepted its route): Ready waits for it, and the MyApp is
+	// Reconciling meanwhile. A refusal is a Failure instead.
+	Unreachable *Failure
 }
 
 // Compute returns the status the MyApp should have. Conditions keep their last transition
@@ -70,6 +76,7 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		Conditions:             append([]metav1.Condition(nil), app.Status.Conditions...),
 		LastHandledReconcileAt: obs.ReconcileRequest,
 		LastUpdateTime:         app.Status.LastUpdateTime,
+		URL:                    obs.URL,
 	}
 	if d := obs.Deployment; d != nil {
 		next.Replicas = d.Status.Replicas

@@ -4,9 +4,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -20,7 +22,7 @@ type Child struct {
 }
 
 // Children are the children the desired package builds for app: the Deployment, the
-// Service, the files ConfigMap when the spec has files, the autoscaler when autoscaling is on and the disruption budget when the spec asks
+// Service, the files ConfigMap when the spec has files, its Ingress and HTTPRoute when it is exposed, the autoscaler when autoscaling is on and the disruption budget when the spec asks
 // for one. An error is a builder's refusal of the spec (InvalidSpec).
 func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	d, err := desired.Deployment(app, migrating)
@@ -44,6 +46,15 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	}
 	if p != nil {
 		children = append(children, Child{p, &policyv1.PodDisruptionBudget{}})
+	}
+	if app.Spec.Expose != nil {
+		// Both ways of exposing: which one a MyApp gets depends on the manager's defaults.
+		children = append(children, Child{desired.Ingress(app, app.Spec.Expose.IngressClassName), &networkingv1.Ingress{}})
+		gw := examplev1.GatewayReference{Namespace: "infra", Name: "public"}
+		if e := desired.ExposureOf(app, desired.ExposeDefaults{Gateway: &gw}); e.Route {
+			gw = e.Gateway
+		}
+		children = append(children, Child{desired.HTTPRoute(app, gw), &gatewayv1.HTTPRoute{}})
 	}
 	return children, nil
 }

@@ -29,6 +29,8 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"/pods":                                     {"list", "watch"},                                     // the kubelet's reasons a pod cannot start (pods.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
 		"policy/poddisruptionbudgets":               {"get", "list", "watch", "create", "patch", "delete"},
+		"networking.k8s.io/ingresses":               {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose (expose.go)
+		"gateway.networking.k8s.io/httproutes":      {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose through a Gateway, once the Gateway API is served
 		"/events":                                   {"create", "patch"},
 		"coordination.k8s.io/leases":                {"get", "create", "update"},
 		"authentication.k8s.io/tokenreviews":        {"create"},

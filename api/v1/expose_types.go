@@ -1,0 +1,89 @@
+package v1
+
+// Expose makes the app reachable over HTTP from outside the cluster, at its hosts and path,
+// through an HTTPRoute attached to a Gateway or through an Ingress.
+//
+// Where it attaches: spec.expose.gateway makes an HTTPRoute (gateway.networking.k8s.io/v1) to
+// that Gateway; spec.expose.ingressClassName makes an Ingress of that class. With neither, the
+// manager's defaults decide (its --expose-gateway flag, then its --expose-ingress-class flag),
+// and with no default either an Ingress of the cluster's default IngressClass.
+// +kubebuilder:validation:XValidation:rule="!(has(self.gateway) && has(self.ingressClassName))",message="set gateway or ingressClassName, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.tls) || !has(self.tls.secretName)",message="an HTTPRoute cannot carry a certificate: the Gateway's listener holds it; leave tls.secretName out",fieldPath=".tls.secretName"
+type Expose struct {
+	// Hosts are the DNS names the app answers on, such as shop.example.com, at most 16. A name
+	// may start with a wildcard label ("*.example.com"); its last label starts with a letter,
+	// so an IP address is no host. status.url names the first host that is not a wildcard.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +required
+	Hosts []Hostname `json:"hosts"`
+
+	// Path is the path prefix the app is reached under: "/" when left out. It is matched by
+	// whole elements ("/shop" matches /shop and /shop/cart, not /shopping). Letters, digits
+	// and -._~!$&'()*+,;=:@ only (no percent-encoding), without an empty, '.' or '..' element.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/(([-A-Za-z0-9_~!$&'()*+,;=:@][-A-Za-z0-9._~!$&'()*+,;=:@]*|[.][-A-Za-z0-9_~!$&'()*+,;=:@][-A-Za-z0-9._~!$&'()*+,;=:@]*|[.][.][-A-Za-z0-9._~!$&'()*+,;=:@]+)(/([-A-Za-z0-9_~!$&'()*+,;=:@][-A-Za-z0-9._~!$&'()*+,;=:@]*|[.][-A-Za-z0-9_~!$&'()*+,;=:@][-A-Za-z0-9._~!$&'()*+,;=:@]*|[.][.][-A-Za-z0-9._~!$&'()*+,;=:@]+))*/?)?$`
+	// +optional
+	Path string `json:"path,omitempty"`
+
+	// TLS, when set, says that the app is reached over HTTPS: status.url starts with https://.
+	// An Ingress gets a TLS entry for all hosts with secretName (or, without it, the ingress
+	// controller's default certificate); through a Gateway, the listener terminates TLS.
+	// +optional
+	TLS *ExposeTLS `json:"tls,omitempty"`
+
+	// Gateway is the Gateway the app's HTTPRoute attaches to. The cluster must serve the
+	// Gateway API (its CRDs installed); the MyApp is Stalled until it does, and Ready only
+	// once the Gateway accepted the route.
+	// +optional
+	Gateway *GatewayReference `json:"gateway,omitempty"`
+
+	// IngressClassName is the class of the app's Ingress (an IngressClass's name).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	IngressClassName *string `json:"ingressClassName,omitempty"`
+}
+
+// Hostname is a DNS name, optionally with a wildcard first label.
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^([*][.])?([a-z0-9]([-a-z0-9]*[a-z0-9])?[.])*[a-z]([-a-z0-9]*[a-z0-9])?$`
+type Hostname string
+
+// ExposeTLS asks for HTTPS.
+type ExposeTLS struct {
+	// SecretName is the Secret, in the MyApp's namespace, holding the certificate an Ingress
+	// serves (type kubernetes.io/tls). Left out, the ingress controller's default certificate
+	// is served. Not for a Gateway: its listener holds the certificate.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+}
+
+// GatewayReference names a Gateway (gateway.networking.k8s.io) and optionally one of its
+// listeners.
+type GatewayReference struct {
+	// Namespace is the Gateway's namespace: the MyApp's when left out. A Gateway in another
+	// namespace accepts the route only if its listener allows routes from the MyApp's
+	// namespace (allowedRoutes).
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Name is the Gateway's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name"`
+
+	// SectionName is the name of the Gateway's listener to attach to; left out, the route
+	// attaches to every listener that allows it.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	SectionName string `json:"sectionName,omitempty"`
+}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/testutil"
+)
+
+var (
+	getIngress = get[networkingv1.Ingress]
+	getRoute   = get[gatewayv1.HTTPRoute]
+)
+
+// The Gateway API is not installed when the suite starts: the operator must start and work
+// without it. These stories install its HTTPRoute CRD half-way, in order; no other story
+// depends on it.
+var _ = Describe("Exposing a MyApp", Ordered, func() {
+	var ns string
+	BeforeAll(func() { ns = newNamespace() })
+
+	expectGone := func(obj func(Gomega)) {
+		Eventually(func(g Gomega) { obj(g) }).Should(Succeed())
+	}
+
+	It("makes an Ingress to its Service and says where the app is reached, and Ready does not wait for the Ingress", func() {
+		createMyApp(ns, "shop", func(a *examplev1.MyApp) {
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"*.shop.example.com", "shop.example.com"},
+				Path: "/store", TLS: &examplev1.ExposeTLS{SecretName: "shop-tls"}}
+		})
+		Eventually(func(g Gomega) {
+			ing := getIngress(ns, "shop")(g)
+			g.Expect(ing.Spec.IngressClassName).To(BeNil(), "no class named: the cluster's default")
+			g.Expect(ing.Spec.Rules).To(HaveLen(2))
+			for i, host := range []string{"*.shop.example.com", "shop.example.com"} {
+				rule := ing.Spec.Rules[i]
+				g.Expect(rule.Host).To(Equal(host))
+				g.Expect(rule.HTTP.Paths).To(HaveLen(1))
+				p := rule.HTTP.Paths[0]
+				g.Expect(p.Path).To(Equal("/store"))
+				g.Expect(*p.PathType).To(Equal(networkingv1.PathTypePrefix))
+				g.Expect(p.Backend.Service.Name).To(Equal("shop"))
+				g.Expect(p.Backend.Service.Port.Number).To(BeEquivalentTo(desired.DefaultPort))
+			}
+			g.Expect(ing.Spec.TLS).To(ConsistOf(networkingv1.IngressTLS{
+				Hosts: []string{"*.shop.example.com", "shop.example.com"}, SecretName: "shop-tls"}))
+			g.Expect(ing.Labels).To(HaveKeyWithValue(desired.LabelManagedBy, desired.ManagedBy))
+			g.Expect(metav1.GetControllerOf(ing).Name).To(Equal("shop"))
+		}).Should(Succeed())
+		rollOut(ns, "shop")
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "shop")(g)
+			g.Expect(app.Status.URL).To(Equal("https://shop.example.com/store"), "the first host that is not a wildcard")
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
+		By("naming an ingress class")
+		updateMyApp(getMyApp(ns, "shop")(Default), func(a *examplev1.MyApp) { a.Spec.Expose.IngressClassName = ptrTo("internal") })
+		Eventually(func(g Gomega) {
+			g.Expect(getIngress(ns, "shop")(g).Spec.IngressClassName).To(HaveValue(Equal("internal")))
+		}).Should(Succeed())
+	})
+
+	It("removes the Ingress when the MyApp no longer asks to be exposed", func() {
+		updateMyApp(getMyApp(ns, "shop")(Default), func(a *examplev1.MyApp) { a.Spec.Expose = nil })
+		expectGone(func(g Gomega) {
+			err := k8s.Get(suiteCtx, key(ns, "shop"), &networkingv1.Ingress{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
+		})
+		Eventually(func(g Gomega) { g.Expect(getMyApp(ns, "shop")(g).Status.URL).To(BeEmpty()) }).Should(Succeed())
+	})
+
+	It("is Stalled while the cluster does not serve the Gateway API, and notices its CRD once installed", func() {
+		createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"web.example.com"},
+				Gateway: &examplev1.GatewayReference{Name: "public", SectionName: "http"}}
+		})
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			stalled := condition(g, app, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonGatewayAPINotInstalled))
+			g.Expect(stalled.Message).To(ContainSubstring("Gateway " + ns + "/public"))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(app.Status.URL).To(BeEmpty())
+		}).Should(Succeed())
+		Expect(k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})).NotTo(Succeed(), "a Gateway was asked for: no Ingress")
+
+		By("installing the Gateway API's HTTPRoute CRD, with the operator running")
+		crd, err := testutil.HTTPRouteCRD()
+		Expect(err).NotTo(HaveOccurred())
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true})
+		Expect(err).NotTo(HaveOccurred())
+		// The operator looks again within gatewayAPILookInterval; nothing about the MyApp changes.
+		Eventually(func(g Gomega) {
+			route := getRoute(ns, "web")(g)
+			g.Expect(route.Spec.ParentRefs).To(HaveLen(1))
+			parent := route.Spec.ParentRefs[0]
+			g.Expect(*parent.Namespace).To(Equal(gatewayv1.Namespace(ns)))
+			g.Expect(parent.Name).To(Equal(gatewayv1.ObjectName("public")))
+			g.Expect(*parent.SectionName).To(Equal(gatewayv1.SectionName("http")))
+			g.Expect(route.Spec.Hostnames).To(ConsistOf(gatewayv1.Hostname("web.example.com")))
+			g.Expect(route.Spec.Rules).To(HaveLen(1))
+			g.Expect(*route.Spec.Rules[0].Matches[0].Path.Value).To(Equal("/"))
+			backend := route.Spec.Rules[0].BackendRefs[0]
+			g.Expect(backend.Name).To(Equal(gatewayv1.ObjectName("web")))
+			g.Expect(*backend.Port).To(BeEquivalentTo(desired.DefaultPort))
+			g.Expect(metav1.GetControllerOf(route).Name).To(Equal("web"))
+		}).WithTimeout(2 * gatewayAPILookInterval).Should(Succeed())
+
+		By("waiting for the Gateway's answer: not Ready, not Stalled")
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			ready := condition(g, app, examplev1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+			g.Expect(condition(g, app, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(app.Status.URL).To(Equal("http://web.example.com/"))
+		}).Should(Succeed())
+	})
+
+	// reportRoute plays the Gateway's controller: it reports the route's current generation
+	// Accepted (or not, for reason) on the MyApp's Gateway and listener.
+	reportRoute := func(name string, accepted bool, reason string) {
+		Eventually(func(g Gomega) {
+			route := getRoute(ns, name)(g)
+			status := metav1.ConditionTrue
+			if !accepted {
+				status = metav1.ConditionFalse
+			}
+			route.Status.Parents = []gatewayv1.RouteParentStatus{{
+				ParentRef:      route.Spec.ParentRefs[0],
+				ControllerName: "example.com/gateway-controller",
+				Conditions: []metav1.Condition{
+					{Type: string(gatewayv1.RouteConditionAccepted), Status: status, Reason: reason,
+						ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
+					{Type: string(gatewayv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: "ResolvedRefs",
+						ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
+				},
+			}}
+			g.Expect(k8s.Status().Update(suiteCtx, route)).To(Succeed())
+		}).Should(Succeed())
+	}
+
+	It("is Stalled when the Gateway refuses the route, naming its reason, and Ready once it accepts it", func() {
+		reportRoute("web", false, string(gatewayv1.RouteReasonNotAllowedByListeners))
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			stalled := condition(g, app, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonRouteNotAccepted))
+			g.Expect(stalled.Message).To(ContainSubstring("NotAllowedByListeners"))
+			g.Expect(eventReasons(g, app)).To(ContainElement(examplev1.ReasonRouteNotAccepted))
+		}).Should(Succeed())
+
+		reportRoute("web", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+
+		By("a new hostname makes a new generation of the route, which waits for the Gateway again")
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.Expose.Hosts = append(a.Spec.Expose.Hosts, "www.example.com")
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}).Should(Succeed())
+	})
+
+	It("moves from the route to an Ingress when the MyApp names an ingress class instead", func() {
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.Expose.Gateway, a.Spec.Expose.IngressClassName = nil, ptrTo("public")
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(getIngress(ns, "web")(g).Spec.IngressClassName).To(HaveValue(Equal("public")))
+			err := k8s.Get(suiteCtx, key(ns, "web"), &gatewayv1.HTTPRoute{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the HTTPRoute is still there: %v", err)
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("attaches to the manager's default Gateway a MyApp that names neither a Gateway nor a class", func() {
+		ctx, cancel := context.WithCancel(suiteCtx)
+		sel, err := labels.Parse(unwatchedLabel + "=defaults")
+		Expect(err).NotTo(HaveOccurred())
+		stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, exposeDefaults: desired.ExposeDefaults{
+			Gateway: &examplev1.GatewayReference{Namespace: "infra", Name: "shared"}, IngressClassName: "unused"}})
+		DeferCleanup(func() {
+			cancel()
+			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		})
+		createMyApp(ns, "plain", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "defaults"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"plain.example.com"}}
+		})
+		Eventually(func(g Gomega) {
+			parent := getRoute(ns, "plain")(g).Spec.ParentRefs[0]
+			g.Expect(*parent.Namespace).To(Equal(gatewayv1.Namespace("infra")))
+			g.Expect(parent.Name).To(Equal(gatewayv1.ObjectName("shared")))
+			g.Expect(parent.SectionName).To(BeNil())
+		}).Should(Succeed())
+		Expect(k8s.Get(suiteCtx, key(ns, "plain"), &networkingv1.Ingress{})).NotTo(Succeed())
+	})
+})
