@@ -137,7 +137,7 @@ lint-manifests: manifests helm-chart $(KUSTOMIZE) $(KUBE_SCORE) $(KUBECONFORM) #
 	$(HELM) template myapp-operator $(HELM_CHART) --namespace myapp-operator-system $(HELM_ALL_ON) > $(LOCALBIN)/manifestlint/helm-all-on.yaml
 	go -C hack/tools/kubernetes mod download k8s.io/kubernetes
 	go -C test run ./manifestlint -kube-score $(KUBE_SCORE) -config $(CURDIR)/hack/kube-score.yaml \
-		-kubeconform $(KUBECONFORM) -crd $(CURDIR)/config/crd/bases/example.com_myapps.yaml -samples $(CURDIR)/config/samples \
+		-kubeconform $(KUBECONFORM) -crd $(CURDIR)/config/crd/bases/example.com_myapps.yaml,"$$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_httproutes.yaml" -samples $(CURDIR)/config/samples \
 		-swagger "$$(go -C hack/tools/kubernetes list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json" \
 		-kube-version "$$(go -C hack/tools/kubernetes list -m -f '{{.Version}}' k8s.io/kubernetes)" \
 		-older $(KUBECONFORM_OLDER_KUBERNETES) -min-kube-version $(MIN_KUBE_VERSION) \

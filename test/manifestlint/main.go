@@ -44,7 +44,7 @@ func main() {
 	config := flag.String("config", "", "the justified checks (hack/kube-score.yaml)")
 	kubeconform := flag.String("kubeconform", "", "the kubeconform binary")
 	swagger := flag.String("swagger", "", "the OpenAPI (v2) document of the Kubernetes API (api/openapi-spec/swagger.json of k8s.io/kubernetes)")
-	crd := flag.String("crd", "", "the MyApp CRD")
+	crd := flag.String("crd", "", "the CRDs of the kinds checked, comma-separated: the MyApp's, and the Gateway API's HTTPRoute")
 	samples := flag.String("samples", "", "a folder of sample MyApps")
 	kustomized := flag.String("kustomized", "", "the output of kustomize build config/default")
 	csvPath := flag.String("csv", "", "the bundle's ClusterServiceVersion")
@@ -69,7 +69,7 @@ func main() {
 		if err != nil {
 			return err
 		}
-		if err := conform(*kubeconform, *crd, *out, releases); err != nil {
+		if err := conform(*kubeconform, strings.Split(*crd, ","), *out, releases); err != nil {
 			return err
 		}
 		return score(*kubeScore, *config, in)

@@ -135,34 +135,35 @@ func strict(name string, s map[string]any, visit func(string)) map[string]any {
 	return out
 }
 
-// writeCRDSchemas writes a strict schema for every version of the CRD at crdPath.
-func writeCRDSchemas(dir, crdPath string) error {
+// writeCRDSchemas writes a strict schema for every version of the CRD at crdPath, and
+// returns the CRD's group.
+func writeCRDSchemas(dir, crdPath string) (string, error) {
 	b, err := os.ReadFile(crdPath)
 	if err != nil {
-		return err
+		return "", err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.Unmarshal(b, crd); err != nil {
-		return fmt.Errorf("%s: %w", crdPath, err)
+		return "", fmt.Errorf("%s: %w", crdPath, err)
 	}
 	for _, v := range crd.Spec.Versions {
 		raw, err := json.Marshal(v.Schema.OpenAPIV3Schema)
 		if err != nil {
-			return err
+			return "", err
 		}
 		var s map[string]any
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
+			return "", err
 		}
 		// apiVersion, kind and metadata are the API server's: the CRD's schema leaves
 		// metadata open.
 		schema := crdStrict(s)
 		schema["$schema"] = "http://json-schema.org/schema#"
 		if err := writeJSON(filepath.Join(dir, kindSchemaFile(crd.Spec.Group, v.Name, crd.Spec.Names.Kind)), schema); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return nil
+	return crd.Spec.Group, nil
 }
 
 // crdStrict rewrites a CRD's structural schema as JSON schema: objects with properties
@@ -223,17 +224,18 @@ type release struct {
 }
 
 // conform checks each release's files with kubeconform, against strict schemas written from
-// the release's OpenAPI document and the MyApp CRD.
-func conform(kubeconform, crd, out string, releases []release) error {
+// the release's OpenAPI document and the CRDs (the MyApp's, and the Gateway API's HTTPRoute
+// the operator makes).
+func conform(kubeconform string, crds []string, out string, releases []release) error {
 	for _, r := range releases {
-		if err := conformTo(kubeconform, crd, filepath.Join(out, "schemas-"+r.version), r); err != nil {
+		if err := conformTo(kubeconform, crds, filepath.Join(out, "schemas-"+r.version), r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func conformTo(kubeconform, crd, schemas string, r release) error {
+func conformTo(kubeconform string, crds []string, schemas string, r release) error {
 	kinds, err := kindsIn(r.files)
 	if err != nil {
 		return err
@@ -241,11 +243,19 @@ func conformTo(kubeconform, crd, schemas string, r release) error {
 	if err := os.MkdirAll(schemas, 0o755); err != nil {
 		return err
 	}
+	crdGroups := map[string]bool{}
+	for _, crd := range crds {
+		group, err := writeCRDSchemas(schemas, crd)
+		if err != nil {
+			return err
+		}
+		crdGroups[group] = true
+	}
 	seen := map[gvk]bool{}
 	var builtIn, skipped []string
 	for _, k := range kinds {
 		switch {
-		case seen[k] || k.group == "example.com":
+		case seen[k] || crdGroups[k.group]:
 		case optionalGroups[k.group]:
 			skipped = append(skipped, k.kind)
 		default:
@@ -254,9 +264,6 @@ func conformTo(kubeconform, crd, schemas string, r release) error {
 		seen[k] = true
 	}
 	if err := writeKubernetesSchemas(schemas, r.swagger, builtIn); err != nil {
-		return err
-	}
-	if err := writeCRDSchemas(schemas, crd); err != nil {
 		return err
 	}
 	args := []string{"-strict", "-summary", "-schema-location", filepath.Join(schemas, "{{ .ResourceKind }}{{ .KindSuffix }}.json")}
