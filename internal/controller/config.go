@@ -107,7 +107,7 @@ func (r *MyAppReconciler) configHash(ctx context.Context, app *examplev1.MyApp, 
 			}
 			if running != nil {
 				log.FromContext(ctx).V(1).Info("A ConfigMap the pods need is missing: the template keeps its config hash", "configMap", name)
-				return configHashOf(running), true, nil
+				return configHashesOf(running).ConfigMaps, true, nil
 			}
 		}
 		digests[name] = d
@@ -162,20 +162,21 @@ func (r *MyAppReconciler) configMapDigest(ctx context.Context, key types.Namespa
 	return d, nil
 }
 
-// referencedConfigMapChanged queues the MyApps with spec.rolloutOnConfigChange that reference
-// a ConfigMap created, changed or deleted (a resync, which changes nothing, queues none: the
-// MyApps have their own), and forgets the digest of a deleted one. It reads the namespace's
-// MyApps from the cache, without copies, rather than through a field index: an index would
-// make the manager start the MyApp informer before it leads, and a manager whose informers
-// cannot sync (no RBAC yet) could not be stopped.
-func (r *MyAppReconciler) referencedConfigMapChanged() handler.TypedEventHandler[client.Object, reconcile.Request] {
+// referencedChanged queues the MyApps that roll out on (namesOf) an object created, changed
+// or deleted: a ConfigMap or a Secret (a resync, which changes nothing, queues none: the
+// MyApps have their own), and calls forget, when set, with a deleted one. It reads the
+// namespace's MyApps from the cache, without copies, rather than through a field index: an
+// index would make the manager start the MyApp informer before it leads, and a manager whose
+// informers cannot sync (no RBAC yet) could not be stopped.
+func (r *MyAppReconciler) referencedChanged(namesOf func(*examplev1.MyApp) []string,
+	forget func(types.NamespacedName)) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	enqueue := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		apps := &examplev1.MyAppList{}
 		if err := r.List(ctx, apps, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			return
 		}
 		for i := range apps.Items {
-			if slices.Contains(configMapsOf(&apps.Items[i]), obj.GetName()) {
+			if slices.Contains(namesOf(&apps.Items[i]), obj.GetName()) {
 				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps.Items[i])})
 			}
 		}
@@ -190,16 +191,19 @@ func (r *MyAppReconciler) referencedConfigMapChanged() handler.TypedEventHandler
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.configDigests.forget(client.ObjectKeyFromObject(e.Object))
+			if forget != nil {
+				forget(client.ObjectKeyFromObject(e.Object))
+			}
 			enqueue(ctx, e.Object, q)
 		},
 	}
 }
 
-// configHashOf is the config hash the Deployment's pod template carries ("" for none).
-func configHashOf(d *appsv1.Deployment) string {
+// configHashesOf are the config hashes the Deployment's pod template carries ("" for none).
+func configHashesOf(d *appsv1.Deployment) desired.ConfigHashes {
 	if d == nil {
-		return ""
+		return desired.ConfigHashes{}
 	}
-	return d.Spec.Template.Annotations[desired.AnnotationConfigHash]
+	a := d.Spec.Template.Annotations
+	return desired.ConfigHashes{ConfigMaps: a[desired.AnnotationConfigHash], Secrets: a[desired.AnnotationSecretHash]}
 }

@@ -236,7 +236,7 @@ func (r *MyAppReconciler) finishMigration(ctx context.Context, app *examplev1.My
 		}
 	}
 	// The config hash is the one the Deployment was applied with in this reconcile.
-	if deployment, err := r.deploymentIntent(app, false, obs.Deployment, configHashOf(obs.Deployment)); err == nil {
+	if deployment, err := r.deploymentIntent(app, false, obs.Deployment, configHashesOf(obs.Deployment)); err == nil {
 		if _, err := applyChild(ctx, r, app, nil, deploymentKind, deployment, nil); err != nil {
 			return 0, err
 		}

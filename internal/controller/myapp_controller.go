@@ -82,6 +82,8 @@ type MyAppReconciler struct {
 	rollbacks rollbacks
 	// configDigests remembers the digests of referenced ConfigMaps' data (config.go).
 	configDigests configDigests
+	// secrets are the metadata-only watches of Secrets, per namespace granted (secrets.go).
+	secrets *secretWatches
 }
 
 // The verbs below are the ones a code path sends; the ReplicaSet rules and the delete of
@@ -198,8 +200,8 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
 	}
-	files, configHash, inputsRead, specKnown := r.templateInputs(ctx, app, out, obs, cached)
-	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, configHash)
+	files, hashes, inputsRead, specKnown := r.templateInputs(ctx, app, out, obs, cached)
+	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, hashes)
 	out.add(r, app, obs, err)
 	held := false
 	switch rb, template := r.heldRollback(app, specTemplateDigest(deployment), specKnown); {
@@ -295,12 +297,12 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 
 // templateInputs makes ready what the pod template takes besides the spec: the files
 // ConfigMap, which comes before the Deployment that mounts it (a template that mounts a
-// ConfigMap the API server did not take would start pods that cannot run), and the hash of the
-// ConfigMaps the MyApp rolls out on. read is false when either failed (the failure recorded);
-// specKnown is false then, and while the config hash is the running one, kept for a missing
-// ConfigMap: the template the spec asks for is not known.
+// ConfigMap the API server did not take would start pods that cannot run), and the hashes of
+// the ConfigMaps and Secrets the MyApp rolls out on. read is false when any failed (the failure
+// recorded); specKnown is false then, and while a hash is the running one, kept for a missing
+// ConfigMap or Secret: the template the spec asks for is not known.
 func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyApp, out *outcome, obs *status.Observed,
-	cached *appsv1.Deployment) (files *desired.Files, configHash string, read, specKnown bool) {
+	cached *appsv1.Deployment) (files *desired.Files, hashes desired.ConfigHashes, read, specKnown bool) {
 	files, filesErr := desired.FilesOf(app)
 	read = true
 	if filesErr == nil && files != nil {
@@ -308,22 +310,27 @@ func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyA
 		out.add(r, app, obs, err)
 		read = err == nil
 	}
-	configHash, kept, err := r.configHash(ctx, app, cached)
+	var keptConfig, keptSecrets bool
+	var err error
+	hashes.ConfigMaps, keptConfig, err = r.configHash(ctx, app, cached)
 	out.add(r, app, obs, err)
 	read = read && err == nil
-	return files, configHash, read, read && !kept
+	hashes.Secrets, keptSecrets, err = r.secretHash(ctx, app, cached)
+	out.add(r, app, obs, err)
+	read = read && err == nil
+	return files, hashes, read, read && !keptConfig && !keptSecrets
 }
 
 // deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while
 // migrating, and the replica count and hand-over annotations desired.Replicas decides from
 // the MyApp and the Deployment as stored (replicas.go). cached is the Deployment the cache
 // holds, or nil.
-func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment, configHash string) (*appsv1ac.DeploymentApplyConfiguration, error) {
+func (r *MyAppReconciler) deploymentIntent(app *examplev1.MyApp, migrating bool, cached *appsv1.Deployment, hashes desired.ConfigHashes) (*appsv1ac.DeploymentApplyConfiguration, error) {
 	deployment, err := desired.Deployment(app, migrating)
 	if err != nil {
 		return nil, err
 	}
-	desired.WithConfigHash(deployment, configHash)
+	desired.WithConfigHashes(deployment, hashes)
 	replicas := desired.Replicas(app, deploymentReplicas(cached))
 	deployment.Spec.Replicas = replicas.Replicas
 	deployment.WithAnnotations(map[string]string{desired.AnnotationReplicas: replicas.Annotation})
@@ -446,11 +453,14 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&networkingv1.Ingress{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
-		Watches(&corev1.ConfigMap{}, r.referencedConfigMapChanged(), builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsOf, r.configDigests.forget), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Build(r)
 	if err != nil {
+		return err
+	}
+	if err := r.setupSecrets(mgr, c); err != nil {
 		return err
 	}
 	return r.setupRoutes(mgr, c)

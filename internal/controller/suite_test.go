@@ -125,6 +125,8 @@ type managerOptions struct {
 	metrics prometheus.Registerer
 	// exposeDefaults are the manager's --expose-gateway and --expose-ingress-class.
 	exposeDefaults desired.ExposeDefaults
+	// config is who the manager runs as (the suite's administrator when nil).
+	config *rest.Config
 }
 
 // startManager runs the reconciler as cmd/main.go wires it until ctx ends; the channel it
@@ -132,6 +134,9 @@ type managerOptions struct {
 func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 	skip := true
 	mgrCfg := rest.CopyConfig(cfg)
+	if opts.config != nil {
+		mgrCfg = rest.CopyConfig(opts.config)
+	}
 	if opts.requests != nil {
 		mgrCfg.Wrap(opts.requests.wrap)
 	}

@@ -123,12 +123,26 @@ func ConfigHash(digests map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// WithConfigHash puts the config hash on the Deployment's pod template; "" puts nothing.
-func WithConfigHash(d *appsv1ac.DeploymentApplyConfiguration, hash string) {
-	if hash == "" || d == nil || d.Spec == nil || d.Spec.Template == nil {
+// ConfigHashes are the hashes of what the pods read besides the spec that the pod template
+// carries, so that a change of it rolls out: "" for none.
+type ConfigHashes struct {
+	// ConfigMaps is AnnotationConfigHash.
+	ConfigMaps string
+	// Secrets is AnnotationSecretHash.
+	Secrets string
+}
+
+// WithConfigHashes puts the hashes on the Deployment's pod template; "" puts nothing.
+func WithConfigHashes(d *appsv1ac.DeploymentApplyConfiguration, h ConfigHashes) {
+	if d == nil || d.Spec == nil || d.Spec.Template == nil {
 		return
 	}
-	d.Spec.Template.WithAnnotations(map[string]string{AnnotationConfigHash: hash})
+	if h.ConfigMaps != "" {
+		d.Spec.Template.WithAnnotations(map[string]string{AnnotationConfigHash: h.ConfigMaps})
+	}
+	if h.Secrets != "" {
+		d.Spec.Template.WithAnnotations(map[string]string{AnnotationSecretHash: h.Secrets})
+	}
 }
 
 // writeSized writes each part as its length in decimal, ':' and the part: two different lists

@@ -1,6 +1,9 @@
 package desired
 
 import (
+	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -103,18 +106,61 @@ func TestConfigHash(t *testing.T) {
 	}
 }
 
-func TestWithConfigHash(t *testing.T) {
+func TestWithConfigHashes(t *testing.T) {
 	d, err := Deployment(newApp(nil), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	WithConfigHash(d, "")
-	if _, ok := d.Spec.Template.Annotations[AnnotationConfigHash]; ok {
-		t.Fatal("no hash must put no annotation: a MyApp that does not ask keeps its template")
+	WithConfigHashes(d, ConfigHashes{})
+	for _, a := range []string{AnnotationConfigHash, AnnotationSecretHash} {
+		if _, ok := d.Spec.Template.Annotations[a]; ok {
+			t.Fatalf("no hash must put no annotation %s: a MyApp that does not ask keeps its template", a)
+		}
 	}
-	WithConfigHash(d, "0123456789abcdef")
+	WithConfigHashes(d, ConfigHashes{Secrets: "fedcba9876543210"})
+	if _, ok := d.Spec.Template.Annotations[AnnotationConfigHash]; ok {
+		t.Fatal("a Secret hash alone puts no ConfigMap hash")
+	}
+	WithConfigHashes(d, ConfigHashes{ConfigMaps: "0123456789abcdef", Secrets: "fedcba9876543210"})
 	if got := d.Spec.Template.Annotations[AnnotationConfigHash]; got != "0123456789abcdef" {
 		t.Fatalf("got %q", got)
 	}
-	WithConfigHash(nil, "x") // an intent that could not be built stays nil
+	if got := d.Spec.Template.Annotations[AnnotationSecretHash]; got != "fedcba9876543210" {
+		t.Fatalf("got %q", got)
+	}
+	WithConfigHashes(nil, ConfigHashes{ConfigMaps: "x"}) // an intent that could not be built stays nil
+}
+
+// TestReferencedSecrets: every place a pod takes a Secret's values or files from, each name
+// once and sorted, required unless every reference to it is optional; never imagePullSecrets.
+func TestReferencedSecrets(t *testing.T) {
+	app := newApp(nil)
+	if err := json.Unmarshal([]byte(`{"image":"x","imagePullSecrets":[{"name":"pull"}],
+		"env":[{"name":"A","valueFrom":{"secretKeyRef":{"name":"key","key":"k"}}}],
+		"envFrom":[{"secretRef":{"name":"whole","optional":true}},{"secretRef":{"name":"twice","optional":true}}],
+		"volumes":[{"name":"v","secret":{"secretName":"vol","optional":true}},{"name":"w","secret":{"secretName":"twice"}},
+			{"name":"p","projected":{"sources":[{"secret":{"name":"proj"}},{"configMap":{"name":"cm"}}]}}]}`), &app.Spec); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ReferencedSecrets(app), []string{"key", "proj", "twice", "vol", "whole"}; !slices.Equal(got, want) {
+		t.Fatalf("ReferencedSecrets = %v, want %v", got, want)
+	}
+	want := map[string]bool{"key": true, "proj": true, "twice": true}
+	if got := RequiredSecrets(app); !maps.Equal(got, want) {
+		t.Fatalf("RequiredSecrets = %v, want %v", got, want)
+	}
+	a := SecretHash(map[string]string{"key": SecretVersion("u1", "5"), "vol": SecretAbsent})
+	if a != SecretHash(map[string]string{"vol": SecretAbsent, "key": SecretVersion("u1", "5")}) {
+		t.Fatal("the hash depends on the order of the Secrets")
+	}
+	for _, other := range []map[string]string{
+		{"key": SecretVersion("u1", "6"), "vol": SecretAbsent},
+		{"key": SecretVersion("u2", "5"), "vol": SecretAbsent},
+		{"key": SecretVersion("u1", "5")},
+		{"key": SecretVersion("u1", "5"), "vol": SecretVersion("u3", "1")},
+	} {
+		if SecretHash(other) == a {
+			t.Fatalf("%v hashes as %v", other, a)
+		}
+	}
 }

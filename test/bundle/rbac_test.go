@@ -3,7 +3,9 @@ package bundle
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/operator-framework/api/pkg/manifests"
@@ -171,5 +173,32 @@ func TestCSVPermissionsFollowInstallMode(t *testing.T) {
 	if binding.Kind != "ClusterRoleBinding" || binding.RoleRef.Kind != "ClusterRole" || binding.RoleRef.Name != "manager-role" {
 		t.Errorf("config/rbac/role_binding.yaml: make deploy should bind manager-role cluster-wide, got a %s of %s %s",
 			binding.Kind, binding.RoleRef.Kind, binding.RoleRef.Name)
+	}
+}
+
+// TestSecretTrackingRoleIsOptIn: the ClusterRole that lets the operator track Secrets grants
+// only what the metadata watch and its reads need (get, list, watch on Secrets), and no
+// default install includes it: an administrator applies and binds it.
+func TestSecretTrackingRoleIsOptIn(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "secret-tracking", "cluster_role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(raw, &role); err != nil {
+		t.Fatal(err)
+	}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch"}}}
+	if !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("the Secret tracking role grants %+v, want %+v", role.Rules, want)
+	}
+	for _, dir := range []string{"rbac", "default", "manifests"} {
+		k, err := os.ReadFile(filepath.Join("..", "..", "config", dir, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(k), "secret-tracking") {
+			t.Errorf("config/%s/kustomization.yaml includes the Secret tracking role: it must stay opt-in", dir)
+		}
 	}
 }

@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+)
+
+// secretReads records, of a client's requests about Secrets, which did not ask for metadata
+// only: the Secret's data would have entered the operator with their answer.
+type secretReads struct {
+	mu             sync.Mutex
+	seen, withData []string
+}
+
+func (s *secretReads) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if strings.Contains(req.URL.Path, "/secrets") {
+			s.mu.Lock()
+			s.seen = append(s.seen, req.Method+" "+req.URL.String())
+			if !strings.Contains(req.Header.Get("Accept"), "as=PartialObjectMetadata") {
+				s.withData = append(s.withData, req.Method+" "+req.URL.String())
+			}
+			s.mu.Unlock()
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (s *secretReads) get() (seen, withData []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.seen...), append([]string(nil), s.withData...)
+}
+
+// readRBAC reads a ClusterRole the project ships.
+func readRBAC(path string) *rbacv1.ClusterRole {
+	b, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	role := &rbacv1.ClusterRole{}
+	Expect(yaml.UnmarshalStrict(b, role)).To(Succeed())
+	return role
+}
+
+var _ = Describe("Rolling out on Secret changes", func() {
+	It("tracks a namespace's Secrets once an administrator binds the shipped role there, from their metadata only", func() {
+		ns := newNamespace()
+		By("running the operator as a user with the manager's ClusterRole only, as installed")
+		user := "secret-story-" + ns
+		operator, err := testEnv.ControlPlane.AddUser(envtest.User{Name: user}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		managerRole := readRBAC(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
+		managerRole.Name = user
+		Expect(k8s.Create(suiteCtx, managerRole)).To(Succeed())
+		Expect(k8s.Create(suiteCtx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		})).To(Succeed())
+		tracking := readRBAC(filepath.Join("..", "..", "config", "rbac", "secret-tracking", "cluster_role.yaml"))
+		Expect(k8s.Create(suiteCtx, tracking)).To(Or(Succeed(), WithTransform(func(err error) bool { return err != nil && strings.Contains(err.Error(), "already exists") }, BeTrue())))
+
+		reads := &secretReads{}
+		config := operator.Config()
+		config.Wrap(reads.wrap)
+		ctx, cancel := context.WithCancel(suiteCtx)
+		sel, err := labels.Parse(unwatchedLabel + "=secrets")
+		Expect(err).NotTo(HaveOccurred())
+		stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, config: config})
+		DeferCleanup(func() {
+			cancel()
+			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		})
+
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, StringData: map[string]string{"PASSWORD": "one"}}
+		Expect(k8s.Create(suiteCtx, secret)).To(Succeed())
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "secrets"}
+			a.Spec.RolloutOnConfigChange = ptrTo(true)
+			a.Spec.EnvFrom = []examplev1.EnvFromSource{{SecretRef: &examplev1.EnvFromReference{Name: "db"}}}
+		})
+		secretHash := func(g Gomega) string {
+			return getDeployment(ns, "web")(g).Spec.Template.Annotations[desired.AnnotationSecretHash]
+		}
+
+		By("without the grant, the Secret is not tracked: a change of it rolls nothing")
+		Eventually(func(g Gomega) {
+			g.Expect(getMyApp(ns, "web")(g).Status.ObservedGeneration).To(Equal(app.Generation))
+			g.Expect(secretHash(g)).To(BeEmpty())
+		}).Should(Succeed())
+		secret.StringData = map[string]string{"PASSWORD": "two"}
+		Expect(k8s.Update(suiteCtx, secret)).To(Succeed())
+		requestReconcile := func(value string) {
+			updateMyApp(app, func(a *examplev1.MyApp) {
+				a.Annotations = map[string]string{examplev1.ReconcileRequestAnnotation: value}
+			})
+			Eventually(func(g Gomega) {
+				g.Expect(getMyApp(ns, "web")(g).Status.LastHandledReconcileAt).To(Equal(value))
+			}).Should(Succeed())
+		}
+		requestReconcile("1")
+		Expect(secretHash(Default)).To(BeEmpty())
+
+		By("binding the shipped role in the namespace; a requested reconcile asks about the grant at once")
+		Expect(k8s.Create(suiteCtx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "myapp-operator-secrets"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: tracking.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		})).To(Succeed())
+		requestReconcile("2")
+		var first string
+		Eventually(func(g Gomega) {
+			first = secretHash(g)
+			g.Expect(first).To(HaveLen(16))
+		}).Should(Succeed())
+
+		By("a change of the Secret rolls the pods, with no request to the MyApp")
+		secret.StringData = map[string]string{"PASSWORD": "three"}
+		Expect(k8s.Update(suiteCtx, secret)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(secretHash(g)).To(And(HaveLen(16), Not(Equal(first))))
+		}).Should(Succeed())
+		changed := secretHash(Default)
+
+		By("the grant withdrawn, the template keeps its hash: nothing restarts")
+		Expect(k8s.Delete(suiteCtx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "myapp-operator-secrets"}})).To(Succeed())
+		requestReconcile("3")
+		Expect(secretHash(Default)).To(Equal(changed))
+
+		seen, withData := reads.get()
+		Expect(seen).NotTo(BeEmpty(), "the operator never asked about Secrets: the story measured nothing")
+		Expect(withData).To(BeEmpty(), "requests about Secrets whose answer carries their data")
+	})
+})
