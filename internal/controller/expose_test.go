@@ -173,6 +173,12 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
 		}).Should(Succeed())
 
+		By("then the route, as the API server defaulted it, reads as carrying the spec: resyncs send nothing")
+		Eventually(func(g Gomega) {
+			n := managerRequests.count()
+			g.Consistently(func() []string { return managerRequests.since(n, ns) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+
 		By("a new hostname makes a new generation of the route, which waits for the Gateway again")
 		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
 			a.Spec.Expose.Hosts = append(a.Spec.Expose.Hosts, "www.example.com")
