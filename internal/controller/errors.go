@@ -100,7 +100,7 @@ func classify(err error) failure {
 		// Installing the Gateway API fires no event the operator watches: it looks again.
 		return failure{
 			Failure:    status.Failure{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: noGateway.Error(), Terminal: true},
-			retryAfter: slowRetry,
+			retryAfter: gatewayAPILookInterval,
 		}
 	case errors.As(err, &notOwned):
 		return failure{

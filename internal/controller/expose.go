@@ -45,10 +45,14 @@ var (
 		cache: func(r *MyAppReconciler) client.Reader { return r.routes }}
 )
 
-// reconcileExposure brings the MyApp's Ingress or HTTPRoute to spec.expose and removes the
-// other, and observes where the app is reached (status.url) and whether the Gateway accepted
-// the route. An HTTPRoute is made only while the Gateway API is served; a MyApp that asks for
-// one before is Stalled (GatewayAPINotInstalled) and looks again within slowRetry.
+// reconcileExposure brings the MyApp's Ingress or HTTPRoute to spec.expose, and observes
+// where the app is reached (status.url) and whether the Gateway accepted the route. An
+// HTTPRoute is made only while the Gateway API is served; a MyApp that asks for one before is
+// Stalled (GatewayAPINotInstalled) and looks again within gatewayAPILookInterval.
+//
+// A move from one to the other is made before it breaks: the Ingress of a MyApp that moves to
+// a Gateway stays until the Gateway accepted the route, and the route of a MyApp that moves to
+// an Ingress goes once the Ingress carries the spec.
 func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
 	want := desired.ExposureOf(app, r.ExposeDefaults)
 	served := r.gateway.isServed()
@@ -60,16 +64,7 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		}
 	}
 
-	if want.Ingress {
-		ing, err := applyChild(ctx, r, app, &out.changes, ingressKind, desired.Ingress(app, want.IngressClassName), nil)
-		out.add(r, app, obs, err)
-		if err == nil && ing.current {
-			obs.URL = desired.URL(app)
-		}
-	} else {
-		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
-	}
-
+	routed := false
 	switch {
 	case want.Route && !served:
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
@@ -77,19 +72,54 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		route, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
 		out.add(r, app, obs, err)
 		if err != nil || !route.current {
-			return
+			break
 		}
 		obs.URL = desired.URL(app)
 		switch f := status.RouteProblem(route.obj, want.Gateway); {
 		case f == nil:
+			routed = true
 		case f.Terminal:
 			obs.Failures = append(obs.Failures, *f)
 		default:
 			obs.Unreachable = f
 		}
-	case served:
+	}
+
+	switch {
+	case want.Ingress:
+		class, err := r.ingressClass(ctx, app, want.IngressClassName)
+		if err != nil {
+			out.add(r, app, obs, err)
+			return
+		}
+		ing, err := applyChild(ctx, r, app, &out.changes, ingressKind, desired.Ingress(app, class), nil)
+		out.add(r, app, obs, err)
+		if err != nil || !ing.current {
+			return
+		}
+		obs.URL = desired.URL(app)
+	case !want.Route || routed:
+		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
+	}
+	if !want.Route && served {
 		out.add(r, app, obs, r.deleteChildIn(ctx, r.routes, app, &out.changes, &gatewayv1.HTTPRoute{}, app.Name))
 	}
+}
+
+// ingressClass is the class the MyApp's Ingress is applied with: the one chosen, else the
+// one it has. An Ingress made without a class gets the cluster's default from the API server
+// (the DefaultIngressClass admission plugin), at its creation only: applying it later
+// without the class would take that class away, and most ingress controllers ignore an
+// Ingress without one.
+func (r *MyAppReconciler) ingressClass(ctx context.Context, app *examplev1.MyApp, chosen *string) (*string, error) {
+	if chosen != nil {
+		return chosen, nil
+	}
+	ing := &networkingv1.Ingress{}
+	if found, err := r.cachedChild(ctx, app, app.Name, ing); err != nil || !found {
+		return nil, err
+	}
+	return ing.Spec.IngressClassName, nil
 }
 
 // gatewayAPIMissingError: the MyApp asks for an HTTPRoute and the cluster does not serve them.
@@ -132,6 +162,20 @@ func (g *gatewayAPI) look(ctx context.Context, now time.Time) (bool, error) {
 	if g.served || (!g.lookedAt.IsZero() && now.Sub(g.lookedAt) < gatewayAPILookInterval) {
 		return g.served, nil
 	}
+	return g.lookLocked(ctx, now)
+}
+
+// lookNow is look without the interval.
+func (g *gatewayAPI) lookNow(ctx context.Context, now time.Time) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.served {
+		return true, nil
+	}
+	return g.lookLocked(ctx, now)
+}
+
+func (g *gatewayAPI) lookLocked(ctx context.Context, now time.Time) (bool, error) {
 	g.lookedAt = now
 	_, err := g.mapper.RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: kindRoute}, gatewayv1.GroupVersion.Version)
 	switch {
@@ -178,12 +222,27 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
 			childChanged(routeStatusChanged)))
 	}}
-	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if _, err := r.gateway.look(ctx, r.now()); err != nil {
-			log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is served; looking again when a MyApp needs it")
+	return mgr.Add(manager.RunnableFunc(r.gateway.probe))
+}
+
+// probe looks, once the manager leads, whether the Gateway API is served, and asks again
+// with backoff until it has an answer: HTTPRoutes of MyApps that no longer ask for one are
+// found only through the watch it starts.
+func (g *gatewayAPI) probe(ctx context.Context) error {
+	delay := time.Second
+	for {
+		_, err := g.lookNow(ctx, time.Now())
+		if err == nil {
+			return nil
 		}
-		return nil
-	}))
+		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is served; asking again", "after", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, gatewayAPILookInterval)
+	}
 }
 
 // routeStatusChanged picks the route's parent statuses, where the Gateway says whether it

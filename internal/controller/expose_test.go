@@ -200,6 +200,54 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 	})
 
+	It("moves from an Ingress to a Gateway before it breaks: the Ingress goes once the Gateway accepted the route", func() {
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.Expose.IngressClassName, a.Spec.Expose.Gateway = nil, &examplev1.GatewayReference{Name: "public", SectionName: "http"}
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, 2*resyncPeriod).Should(Succeed(),
+			"the Ingress serves until the route does")
+		reportRoute("web", true, string(gatewayv1.RouteReasonAccepted))
+		expectGone(func(g Gomega) {
+			err := k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
+		})
+	})
+
+	It("keeps the class an Ingress has when the MyApp names none: the cluster's default at its creation, or the one named before", func() {
+		class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "story-default-" + ns,
+			Annotations: map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}},
+			Spec: networkingv1.IngressClassSpec{Controller: "example.com/ingress-controller"}}
+		Expect(k8s.Create(suiteCtx, class)).To(Succeed())
+		DeferCleanup(func() { Expect(k8s.Delete(suiteCtx, class)).To(Succeed()) })
+		createMyApp(ns, "classless", func(a *examplev1.MyApp) {
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"classless.example.com"}}
+		})
+		Eventually(func(g Gomega) {
+			g.Expect(getIngress(ns, "classless")(g).Spec.IngressClassName).To(HaveValue(Equal(class.Name)))
+		}).Should(Succeed())
+		updateMyApp(getMyApp(ns, "classless")(Default), func(a *examplev1.MyApp) { a.Spec.Expose.Path = "/v2" })
+		Eventually(func(g Gomega) {
+			ing := getIngress(ns, "classless")(g)
+			g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Path).To(Equal("/v2"))
+			g.Expect(ing.Spec.IngressClassName).To(HaveValue(Equal(class.Name)), "the apply took the class away")
+		}).Should(Succeed())
+
+		By("a class the MyApp named, then left out, stays: the operator owned it, and an apply without it would remove it")
+		updateMyApp(getMyApp(ns, "classless")(Default), func(a *examplev1.MyApp) { a.Spec.Expose.IngressClassName = ptrTo("internal") })
+		Eventually(func(g Gomega) {
+			g.Expect(getIngress(ns, "classless")(g).Spec.IngressClassName).To(HaveValue(Equal("internal")))
+		}).Should(Succeed())
+		updateMyApp(getMyApp(ns, "classless")(Default), func(a *examplev1.MyApp) { a.Spec.Expose.IngressClassName, a.Spec.Expose.Path = nil, "/v3" })
+		Eventually(func(g Gomega) {
+			ing := getIngress(ns, "classless")(g)
+			g.Expect(ing.Spec.Rules[0].HTTP.Paths[0].Path).To(Equal("/v3"))
+			g.Expect(ing.Spec.IngressClassName).To(HaveValue(Equal("internal")), "the apply took the class away")
+		}).Should(Succeed())
+	})
+
 	It("attaches to the manager's default Gateway a MyApp that names neither a Gateway nor a class", func() {
 		ctx, cancel := context.WithCancel(suiteCtx)
 		sel, err := labels.Parse(unwatchedLabel + "=defaults")

@@ -38,7 +38,9 @@ type Exposure struct {
 	IngressClassName *string
 }
 
-// ExposureOf says how the MyApp is exposed: what the MyApp names, else the defaults.
+// ExposureOf says how the MyApp is exposed: what the MyApp names, else the defaults. A MyApp
+// that names a TLS Secret and neither a Gateway nor a class gets an Ingress even where the
+// default is a Gateway, so that its certificate is served.
 func ExposureOf(app *examplev1.MyApp, defaults ExposeDefaults) Exposure {
 	e := app.Spec.Expose
 	switch {
@@ -52,7 +54,8 @@ func ExposureOf(app *examplev1.MyApp, defaults ExposeDefaults) Exposure {
 		return Exposure{Route: true, Gateway: gw}
 	case e.IngressClassName != nil:
 		return Exposure{Ingress: true, IngressClassName: e.IngressClassName}
-	case defaults.Gateway != nil:
+	case defaults.Gateway != nil && (e.TLS == nil || e.TLS.SecretName == ""):
+		// A certificate of the MyApp's own is for an Ingress: a route cannot carry one.
 		return Exposure{Route: true, Gateway: *defaults.Gateway}
 	case defaults.IngressClassName != "":
 		class := defaults.IngressClassName

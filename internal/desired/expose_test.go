@@ -20,13 +20,15 @@ func TestExposureOf(t *testing.T) {
 		defaults ExposeDefaults
 		want     Exposure
 	}{
-		"not exposed":                {defaults: ExposeDefaults{Gateway: shared}, want: Exposure{}},
-		"no choice anywhere":         {expose: &examplev1.Expose{}, want: Exposure{Ingress: true}},
-		"default class":              {expose: &examplev1.Expose{}, defaults: ExposeDefaults{IngressClassName: "public"}, want: Exposure{Ingress: true, IngressClassName: ptr("public")}},
-		"default gateway over class": {expose: &examplev1.Expose{}, defaults: ExposeDefaults{Gateway: shared, IngressClassName: "public"}, want: Exposure{Route: true, Gateway: *shared}},
-		"the MyApp's class wins":     {expose: &examplev1.Expose{IngressClassName: &class}, defaults: ExposeDefaults{Gateway: shared}, want: Exposure{Ingress: true, IngressClassName: &class}},
-		"the MyApp's gateway wins":   {expose: &examplev1.Expose{Gateway: &examplev1.GatewayReference{Name: "own"}}, defaults: ExposeDefaults{IngressClassName: "public"}, want: Exposure{Route: true, Gateway: examplev1.GatewayReference{Namespace: "shop", Name: "own"}}},
-		"a gateway in another place": {expose: &examplev1.Expose{Gateway: &examplev1.GatewayReference{Namespace: "infra", Name: "gw", SectionName: "web"}}, want: Exposure{Route: true, Gateway: examplev1.GatewayReference{Namespace: "infra", Name: "gw", SectionName: "web"}}},
+		"not exposed":                               {defaults: ExposeDefaults{Gateway: shared}, want: Exposure{}},
+		"no choice anywhere":                        {expose: &examplev1.Expose{}, want: Exposure{Ingress: true}},
+		"default class":                             {expose: &examplev1.Expose{}, defaults: ExposeDefaults{IngressClassName: "public"}, want: Exposure{Ingress: true, IngressClassName: ptr("public")}},
+		"default gateway over class":                {expose: &examplev1.Expose{}, defaults: ExposeDefaults{Gateway: shared, IngressClassName: "public"}, want: Exposure{Route: true, Gateway: *shared}},
+		"a TLS secret is for an Ingress":            {expose: &examplev1.Expose{TLS: &examplev1.ExposeTLS{SecretName: "tls"}}, defaults: ExposeDefaults{Gateway: shared, IngressClassName: "public"}, want: Exposure{Ingress: true, IngressClassName: ptr("public")}},
+		"TLS without a secret, through the Gateway": {expose: &examplev1.Expose{TLS: &examplev1.ExposeTLS{}}, defaults: ExposeDefaults{Gateway: shared}, want: Exposure{Route: true, Gateway: *shared}},
+		"the MyApp's class wins":                    {expose: &examplev1.Expose{IngressClassName: &class}, defaults: ExposeDefaults{Gateway: shared}, want: Exposure{Ingress: true, IngressClassName: &class}},
+		"the MyApp's gateway wins":                  {expose: &examplev1.Expose{Gateway: &examplev1.GatewayReference{Name: "own"}}, defaults: ExposeDefaults{IngressClassName: "public"}, want: Exposure{Route: true, Gateway: examplev1.GatewayReference{Namespace: "shop", Name: "own"}}},
+		"a gateway in another place":                {expose: &examplev1.Expose{Gateway: &examplev1.GatewayReference{Namespace: "infra", Name: "gw", SectionName: "web"}}, want: Exposure{Route: true, Gateway: examplev1.GatewayReference{Namespace: "infra", Name: "gw", SectionName: "web"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
