@@ -51,7 +51,8 @@ func WatchNamespaces(value string) []string {
 //
 // syncPeriod is how often every cached object is handed to the controller again (a resync):
 // the safety net for a change the watches missed. A reconcile that finds nothing to do sends
-// no request, so a resync costs the API server nothing.
+// no request, so a resync costs the API server nothing (but the look at the grant on Secrets,
+// at most every 5 minutes per namespace, of MyApps that track them: secrets.go).
 func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy})
 	onlyPolicy := fields.OneTermEqualSelector("metadata.name", admission.Name)

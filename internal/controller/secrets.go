@@ -26,7 +26,7 @@ import (
 
 // Secret-aware rollouts. The default install grants the operator nothing on Secrets. Where an
 // administrator binds, in a namespace, the ClusterRole the project ships for it
-// (config/rbac/secret_tracking_role.yaml: get, list and watch on Secrets), the operator
+// (config/rbac/secret-tracking: get, list and watch on Secrets), the operator
 // watches the Secrets of that namespace as metadata only, so that their data never enters the
 // operator, and a MyApp with spec.rolloutOnConfigChange carries on its pod template a hash of
 // the versions of the Secrets it references (desired.AnnotationSecretHash). Without the grant,
@@ -57,8 +57,11 @@ type secretWatches struct {
 }
 
 // namespaceSecrets is what is known of one namespace: the grant, when it was last asked, and
-// the cache of its Secrets while granted.
+// the cache of its Secrets while granted. Its own lock serializes the looks at one
+// namespace, so that a look (three reviews, a cache's first list) holds up no other
+// namespace.
 type namespaceSecrets struct {
+	mu        sync.Mutex
 	checkedAt time.Time
 	cache     cache.Cache
 	stop      context.CancelFunc
@@ -80,16 +83,44 @@ func (s *secretWatches) NeedLeaderElection() bool { return true }
 // errNotLeading: a reconcile ran before the watches could start; it is retried.
 var errNotLeading = errors.New("the Secret watches have not started yet")
 
-// cacheOf is the cache of the namespace's Secrets, or nil when the operator may not watch
-// them. What it found is trusted for secretGrantRecheck, unless recheck.
-func (s *secretWatches) cacheOf(ctx context.Context, namespace string, now time.Time, recheck bool) (cache.Cache, error) {
+// secretCacheSyncTimeout bounds the first list of a namespace's Secrets once the grant is
+// found: a grant withdrawn in between leaves the namespace untracked, and no reconcile waits.
+const secretCacheSyncTimeout = 20 * time.Second
+
+// namespace is the entry of a namespace, made on first use, and the manager's context.
+func (s *secretWatches) namespace(name string) (*namespaceSecrets, context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.base == nil {
+	n := s.ns[name]
+	if n == nil {
+		n = &namespaceSecrets{}
+		if s.ns == nil {
+			s.ns = map[string]*namespaceSecrets{}
+		}
+		s.ns[name] = n
+	}
+	return n, s.base
+}
+
+// forget makes the next look at the namespace ask about the grant again: an answer of the API
+// server refused it meanwhile.
+func (s *secretWatches) forget(name string) {
+	n, _ := s.namespace(name)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.checkedAt = time.Time{}
+}
+
+// cacheOf is the cache of the namespace's Secrets, synced, or nil when the operator may not
+// watch them. What it found is trusted for secretGrantRecheck, unless recheck.
+func (s *secretWatches) cacheOf(ctx context.Context, namespace string, now time.Time, recheck bool) (cache.Cache, error) {
+	n, base := s.namespace(namespace)
+	if base == nil {
 		return nil, errNotLeading
 	}
-	n := s.ns[namespace]
-	if n != nil && !recheck && now.Sub(n.checkedAt) < secretGrantRecheck {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.checkedAt.IsZero() && !recheck && now.Sub(n.checkedAt) < secretGrantRecheck {
 		return n.cache, nil
 	}
 	granted := true
@@ -100,29 +131,13 @@ func (s *secretWatches) cacheOf(ctx context.Context, namespace string, now time.
 		}
 		granted = granted && ok
 	}
-	if n == nil {
-		n = &namespaceSecrets{}
-		if s.ns == nil {
-			s.ns = map[string]*namespaceSecrets{}
-		}
-		s.ns[namespace] = n
-	}
 	n.checkedAt = now
 	switch {
 	case granted && n.cache == nil:
-		c, err := s.newCache(namespace)
+		c, stop, err := s.start(ctx, base, namespace)
 		if err != nil {
-			return nil, err
-		}
-		cctx, stop := context.WithCancel(s.base)
-		go func() {
-			if err := c.Start(cctx); err != nil {
-				log.FromContext(cctx).Error(err, "The Secrets' metadata cache stopped", "namespace", namespace)
-			}
-		}()
-		if err := s.watch(c); err != nil {
-			stop()
-			return nil, err
+			log.FromContext(ctx).Error(err, "Granted the Secrets of a namespace, and could not list them: not tracking them", "namespace", namespace)
+			return nil, nil
 		}
 		n.cache, n.stop = c, stop
 		log.FromContext(ctx).Info("Granted the Secrets of a namespace: tracking those MyApps reference", "namespace", namespace)
@@ -134,6 +149,35 @@ func (s *secretWatches) cacheOf(ctx context.Context, namespace string, now time.
 	return n.cache, nil
 }
 
+// start runs the namespace's metadata cache of Secrets within base, waits (within
+// secretCacheSyncTimeout) for its first list, and adds its watch to the controller.
+func (s *secretWatches) start(ctx, base context.Context, namespace string) (cache.Cache, context.CancelFunc, error) {
+	c, err := s.newCache(namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := c.GetInformer(ctx, secretMetadata(), cache.BlockUntilSynced(false)); err != nil {
+		return nil, nil, err
+	}
+	cctx, stop := context.WithCancel(base)
+	go func() {
+		if err := c.Start(cctx); err != nil {
+			log.FromContext(cctx).Error(err, "The Secrets' metadata cache stopped", "namespace", namespace)
+		}
+	}()
+	wait, cancel := context.WithTimeout(ctx, secretCacheSyncTimeout)
+	defer cancel()
+	if !c.WaitForCacheSync(wait) {
+		stop()
+		return nil, nil, fmt.Errorf("the Secrets of %s did not list within %s", namespace, secretCacheSyncTimeout)
+	}
+	if err := s.watch(c); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return c, stop, nil
+}
+
 // secretsOf are the Secrets a MyApp rolls out on: none without spec.rolloutOnConfigChange.
 func secretsOf(app *examplev1.MyApp) []string {
 	if !desired.RollsOnConfigChange(app) {
@@ -143,9 +187,16 @@ func secretsOf(app *examplev1.MyApp) []string {
 }
 
 // secretHash is the AnnotationSecretHash of the MyApp's pod template, "" when it asks for
-// none, and whether it is the running Deployment's (kept): where the operator may not watch
-// Secrets, and while a Secret the pods cannot start without is missing. The template the
-// spec asks for is not known then (see configHash).
+// none, and whether it is the spec's last known one rather than one computed now (kept): the
+// template the spec asks for is not known then (see configHash).
+//
+// The spec's last hash is the one the Deployment carries on itself (not on its template, which
+// a rollback replaces): where the operator may not watch the namespace's Secrets, the template
+// keeps it, so that a grant withdrawn restarts nothing and a rollback in force holds. It is
+// kept too while a Secret the pods cannot start without is missing, and while a Secret the
+// cache does not show yet exists (the watch queues the MyApp once it does): a version read
+// around the cache could be newer than the one the cache shows next, and the template would
+// go back and forth.
 func (r *MyAppReconciler) secretHash(ctx context.Context, app *examplev1.MyApp, current *appsv1.Deployment) (hash string, kept bool, err error) {
 	if !desired.RollsOnConfigChange(app) {
 		return "", false, nil
@@ -159,57 +210,59 @@ func (r *MyAppReconciler) secretHash(ctx context.Context, app *examplev1.MyApp, 
 	if err != nil {
 		return "", false, err
 	}
-	running := func() (string, error) {
-		d, err := r.runningDeployment(ctx, app, current)
-		if err != nil || d == nil {
-			return "", err
-		}
-		return d.Spec.Template.Annotations[desired.AnnotationSecretHash], nil
+	running, err := r.runningDeployment(ctx, app, current)
+	if err != nil {
+		return "", false, err
+	}
+	last := ""
+	if running != nil {
+		last = running.Annotations[desired.AnnotationSecretHash]
 	}
 	if secrets == nil {
-		// Not granted: the Secrets are not tracked, and the template keeps what it has, so
-		// that a grant withdrawn restarts nothing. That is the template the spec asks for.
-		hash, err := running()
-		return hash, false, err
+		// Not granted: the Secrets are not tracked; the spec asks for what it asked for.
+		return last, false, nil
 	}
 	required := desired.RequiredSecrets(app)
 	versions := make(map[string]string, len(names))
 	for _, name := range names {
 		v, err := r.secretVersion(ctx, secrets, types.NamespacedName{Namespace: app.Namespace, Name: name})
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err):
+			// The grant was withdrawn since the last look: ask again next time.
+			r.secrets.forget(app.Namespace)
+			return last, false, nil
+		case err != nil:
 			return "", false, err
-		}
-		if v == desired.SecretAbsent && required[name] {
-			switch d, err := r.runningDeployment(ctx, app, current); {
-			case err != nil:
-				return "", false, err
-			case d != nil:
-				log.FromContext(ctx).V(1).Info("A Secret the pods need is missing: the template keeps its secret hash", "secret", name)
-				return d.Spec.Template.Annotations[desired.AnnotationSecretHash], true, nil
-			}
+		case v == secretNotCached || (v == desired.SecretAbsent && required[name] && running != nil):
+			log.FromContext(ctx).V(1).Info("A Secret is missing or not yet cached: the template keeps its secret hash", "secret", name)
+			return last, true, nil
 		}
 		versions[name] = v
 	}
 	return desired.SecretHash(versions), false, nil
 }
 
-// secretVersion is the version of a referenced Secret (desired.SecretVersion, or
-// desired.SecretAbsent), from its metadata: from the cache, or from the API server when the
-// cache does not show it (the cache may lag behind its creation).
+// secretNotCached is the version of a Secret that exists and that the cache does not show yet.
+const secretNotCached = "not cached"
+
+// secretVersion is the version of a referenced Secret (desired.SecretVersion), from its
+// metadata in the cache: desired.SecretAbsent when the API server confirms that it does not
+// exist, secretNotCached when it does and the cache does not show it yet.
 func (r *MyAppReconciler) secretVersion(ctx context.Context, secrets cache.Cache, key types.NamespacedName) (string, error) {
 	meta := secretMetadata()
-	err := secrets.Get(ctx, key, meta)
-	if apierrors.IsNotFound(err) {
-		meta = secretMetadata()
-		err = r.APIReader.Get(ctx, key, meta)
+	switch err := secrets.Get(ctx, key, meta); {
+	case err == nil:
+		return desired.SecretVersion(string(meta.UID), meta.ResourceVersion), nil
+	case !apierrors.IsNotFound(err):
+		return "", fmt.Errorf("reading the metadata of Secret %s: %w", key.Name, err)
 	}
-	switch {
+	switch err := r.APIReader.Get(ctx, key, secretMetadata()); {
 	case apierrors.IsNotFound(err):
 		return desired.SecretAbsent, nil
 	case err != nil:
 		return "", fmt.Errorf("reading the metadata of Secret %s: %w", key.Name, err)
 	}
-	return desired.SecretVersion(string(meta.UID), meta.ResourceVersion), nil
+	return secretNotCached, nil
 }
 
 // secretMetadata is an empty Secret as metadata only: reading one never transfers its data.
@@ -240,6 +293,8 @@ func (r *MyAppReconciler) setupSecrets(mgr ctrl.Manager, c interface{ Watch(sour
 				HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 				DefaultNamespaces: map[string]cache.Config{namespace: {}},
 				ByObject:          map[client.Object]cache.ByObject{secretMetadata(): {Transform: trimSecret}},
+				// No read may start an informer of whole Secrets by mistake.
+				ReaderFailOnMissingInformer: true,
 			})
 		},
 		watch: func(sc cache.Cache) error {

@@ -141,6 +141,15 @@ var _ = Describe("Rolling out on Secret changes", func() {
 		requestReconcile("3")
 		Expect(secretHash(Default)).To(Equal(changed))
 
+		By("without the grant, a new spec keeps the hash the spec had: the Deployment carries it beside its template")
+		Expect(getDeployment(ns, "web")(Default).Annotations).To(HaveKeyWithValue(desired.AnnotationSecretHash, changed))
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(container(g, d).Image).To(Equal("nginx:1.28"))
+			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(desired.AnnotationSecretHash, changed))
+		}).Should(Succeed())
+
 		seen, withData := reads.get()
 		Expect(seen).NotTo(BeEmpty(), "the operator never asked about Secrets: the story measured nothing")
 		Expect(withData).To(BeEmpty(), "requests about Secrets whose answer carries their data")

@@ -141,6 +141,9 @@ func WithConfigHashes(d *appsv1ac.DeploymentApplyConfiguration, h ConfigHashes) 
 		d.Spec.Template.WithAnnotations(map[string]string{AnnotationConfigHash: h.ConfigMaps})
 	}
 	if h.Secrets != "" {
+		// On the Deployment too: where the Secrets cannot be watched, the template the spec
+		// asks for keeps this one, which a rollback of the template does not replace.
+		d.WithAnnotations(map[string]string{AnnotationSecretHash: h.Secrets})
 		d.Spec.Template.WithAnnotations(map[string]string{AnnotationSecretHash: h.Secrets})
 	}
 }

@@ -128,6 +128,9 @@ func TestWithConfigHashes(t *testing.T) {
 	if got := d.Spec.Template.Annotations[AnnotationSecretHash]; got != "fedcba9876543210" {
 		t.Fatalf("got %q", got)
 	}
+	if got := d.Annotations[AnnotationSecretHash]; got != "fedcba9876543210" {
+		t.Fatalf("the Deployment itself carries %q: the spec's hash must survive a rollback of the template", got)
+	}
 	WithConfigHashes(nil, ConfigHashes{ConfigMaps: "x"}) // an intent that could not be built stays nil
 }
 
