@@ -40,6 +40,19 @@ func WatchNamespaces(value string) []string {
 	return out
 }
 
+// namespaceConfigs are the DefaultNamespaces of a cache that holds the given namespaces: nil,
+// every namespace, when there are none.
+func namespaceConfigs(namespaces []string) map[string]cache.Config {
+	if len(namespaces) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(namespaces))
+	for _, ns := range namespaces {
+		out[ns] = cache.Config{}
+	}
+	return out
+}
+
 // CacheOptions trims what the manager caches: only the given namespaces (all when empty),
 // of the children only those carrying our managed-by label, of ConfigMaps only metadata
 // (configMapCache), and of managedFields only the
@@ -73,12 +86,7 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {Field: onlyPolicy},
 		},
 	}
-	if len(namespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range namespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	opts.DefaultNamespaces = namespaceConfigs(namespaces)
 	return opts
 }
 

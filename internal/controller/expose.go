@@ -203,12 +203,7 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 		DefaultLabelSelector: labels.SelectorFromSet(labels.Set{desired.LabelManagedBy: desired.ManagedBy}),
 		DefaultTransform:     keepOwnManagedFields,
 	}
-	if len(r.WatchNamespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range r.WatchNamespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	opts.DefaultNamespaces = namespaceConfigs(r.WatchNamespaces)
 	routes, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {
 		return err

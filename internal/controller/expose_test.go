@@ -174,10 +174,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 
 		By("then the route, as the API server defaulted it, reads as carrying the spec: resyncs send nothing")
-		Eventually(func(g Gomega) {
-			n := managerRequests.count()
-			g.Consistently(func() []string { return managerRequests.since(n, ns) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		expectQuietThroughResyncs(ns)
 
 		By("a new hostname makes a new generation of the route, which waits for the Gateway again")
 		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {

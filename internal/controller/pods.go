@@ -240,12 +240,7 @@ func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*buil
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
 		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache(), sets: setsBy},
 	}
-	if len(r.WatchNamespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range r.WatchNamespaces {
-			opts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
+	opts.DefaultNamespaces = namespaceConfigs(r.WatchNamespaces)
 	pods, err := cache.New(mgr.GetConfig(), opts)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
+
+	. "github.com/onsi/gomega"
 )
 
 // managerRequests counts the requests the suite's manager sends to the API server.
@@ -51,3 +54,12 @@ func (c *requestCounter) count() int {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// expectQuietThroughResyncs waits for the writes about namespace ns to settle: a window of two
+// resyncs in which the suite's manager sends nothing about it.
+func expectQuietThroughResyncs(ns string) {
+	Eventually(func(g Gomega) {
+		n := managerRequests.count()
+		g.Consistently(func() []string { return managerRequests.since(n, ns) }, 2*resyncPeriod, 200*time.Millisecond).Should(BeEmpty())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
