@@ -47,6 +47,7 @@ CRD_REF_DOCS_VERSION := $(call tool-version,crd-ref-docs,github.com/elastic/crd-
 KUBE_SCORE_VERSION := $(call tool-version,kube-score,github.com/zegl/kube-score)
 KUBECONFORM_VERSION := $(call tool-version,kubeconform,github.com/yannh/kubeconform)
 PROMETHEUS_VERSION := $(call tool-version,prometheus,github.com/prometheus/prometheus)
+TRAEFIK_VERSION := $(call tool-version,traefik,github.com/traefik/traefik/v3)
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -60,6 +61,7 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
 KUBE_SCORE ?= $(LOCALBIN)/kube-score-$(KUBE_SCORE_VERSION)
 KUBECONFORM ?= $(LOCALBIN)/kubeconform-$(KUBECONFORM_VERSION)
+TRAEFIK ?= $(LOCALBIN)/traefik-$(TRAEFIK_VERSION)
 # Prometheus and promtool, one folder per version (the Go module's version, v0.<major><minor>.<patch>).
 PROMETHEUS_BIN ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)
 PROMTOOL ?= $(PROMETHEUS_BIN)/promtool
@@ -641,7 +643,7 @@ TEST_APP_VERSIONS := v1 v2
 # warning about getaddrinfo does not apply, as they look up no host names.
 STATIC_CGO_LDFLAGS := -ldflags "-linkmode external -extldflags -static"
 .PHONY: test-realnode
-TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(STATIC_OPM)
+TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(STATIC_OPM) $(TRAEFIK)
 test-realnode: manifests localcluster $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
@@ -661,9 +663,13 @@ realnode-run:
 	(cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGES_DIR)/untar ./untar); \
 	$(IMAGE_TOOL) build --tag $$reg/scorecard-untar:local --add $(IMAGES_DIR)/untar:/untar --entrypoint /untar --push; \
 	$(MAKE) --no-print-directory run-bundle-images REGISTRY=$$reg; \
+	$(IMAGE_TOOL) build --tag $$reg/traefik:$(TRAEFIK_VERSION) --add $(TRAEFIK):/traefik --entrypoint /traefik --push; \
+	go mod download sigs.k8s.io/gateway-api; \
 	tls=$$($(LOCALCLUSTER) registry-tls); \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
+		E2E_TRAEFIK_IMAGE=$$reg/traefik:$(TRAEFIK_VERSION) \
+		E2E_GATEWAY_API_CRDS="$$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/standard" \
 		E2E_OPERATOR_SDK=$(OPERATOR_SDK) E2E_SCORECARD_IMAGE=$$reg/scorecard-test:$(OPERATOR_SDK_VERSION) \
 		E2E_UNTAR_IMAGE=$$reg/scorecard-untar:local \
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
@@ -784,6 +790,11 @@ $(KUBECONFORM): | $(LOCALBIN)
 	$(call go-build-tool,kubeconform,$@,github.com/yannh/kubeconform/cmd/kubeconform)
 $(CRD_REF_DOCS): | $(LOCALBIN)
 	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
+# Traefik runs as a pod of an image holding only its binary: static (CGO_ENABLED=0), and
+# without its symbol tables, which are half of its size.
+$(TRAEFIK): | $(LOCALBIN)
+	@echo "Building traefik from the Go module proxy (once per version)"
+	cd hack/tools/traefik && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -ldflags "-s -w" -o $@ github.com/traefik/traefik/v3/cmd/traefik
 # Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
 # So are its pluggable service discoveries (remove_all_sd): the tests scrape static
 # targets, and the cloud SDKs the others need are much of the build (docs/performance/build-times.md).

@@ -22,6 +22,14 @@ if [ -s "$kc" ] && command -v "$kubectl" >/dev/null 2>&1; then
 	k() { timeout 10 "$kubectl" --kubeconfig "$kc" --request-timeout=8s "$@"; }
 	k get myapps,deployments,replicasets,pods,services,hpa,pdb -A -o wide >"$dest/cluster-objects.txt" 2>&1
 	k get events -A --sort-by=.lastTimestamp >"$dest/cluster-events.txt" 2>&1
+	# The edge of the real-node stories (Traefik), when there is one: what it was given and
+	# what it said (the Gateway API's kinds are there only once a story installed them).
+	k get ingressclasses,ingresses -A -o yaml >"$dest/cluster-edge.yaml" 2>&1
+	k get gatewayclasses,gateways,httproutes -A -o yaml >>"$dest/cluster-edge.yaml" 2>&1
+	k get pods -n traefik -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}' 2>/dev/null |
+		while read -r pod; do
+			[ -n "$pod" ] && k logs -n traefik "$pod" --prefix >"$dest/pod-traefik-$pod.log" 2>&1
+		done
 	# The operator as a pod (make test-realnode, OLM): its log is not in STATE_DIR/logs.
 	k get pods -A -l control-plane=controller-manager -o 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\n"}{end}' 2>/dev/null |
 		while read -r ns pod; do

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
@@ -50,7 +51,7 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(2 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	var err error
-	k8s, err = testutil.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme)
+	k8s, err = testutil.NewClient(kubeconfig, examplev1.AddToScheme, operatorsv1alpha1.AddToScheme, gatewayv1.Install)
 	Expect(err).NotTo(HaveOccurred())
 })
 
@@ -62,8 +63,16 @@ var _ = BeforeSuite(func() {
 var httpClient = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // httpGet returns the body of a 200 answer from url.
-func httpGet(url string) (string, error) {
-	resp, err := httpClient.Get(url)
+func httpGet(url string) (string, error) { return httpGetHost(url, "") }
+
+// httpGetHost is httpGet with host as the Host header; empty, the URL's host is sent.
+func httpGetHost(url, host string) (string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Host = host
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return "", err
 	}

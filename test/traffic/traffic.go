@@ -17,6 +17,7 @@ import (
 // the pods it has at that moment.
 type Stream struct {
 	url      string
+	host     string // the Host header, when not the URL's host
 	interval time.Duration
 	limit    int // the stream stops after this many requests, even if nobody stops it
 
@@ -63,8 +64,14 @@ var trafficClient = &http.Client{
 // Start sends perSecond requests a second to url, each independent of the others, for at most
 // limit.
 func Start(url string, perSecond int, limit time.Duration) *Stream {
+	return StartHost(url, "", perSecond, limit)
+}
+
+// StartHost is Start with host as every request's Host header, as a client that resolved the
+// host's name to a gateway's address sends it.
+func StartHost(url, host string, perSecond int, limit time.Duration) *Stream {
 	t := &Stream{
-		url: url, interval: time.Second / time.Duration(perSecond), limit: perSecond * int(limit/time.Second),
+		url: url, host: host, interval: time.Second / time.Duration(perSecond), limit: perSecond * int(limit/time.Second),
 		stopped: make(chan struct{}), done: make(chan struct{}), lastOK: time.Now(),
 	}
 	go t.run()
@@ -92,11 +99,19 @@ func (t *Stream) run() {
 	}
 }
 
-func (t *Stream) get() error { return Get(t.url) }
+func (t *Stream) get() error { return GetHost(t.url, t.host) }
 
 // Get asks url once, on a new connection, and fails unless the answer is a 200 read whole.
-func Get(url string) error {
-	resp, err := trafficClient.Get(url)
+func Get(url string) error { return GetHost(url, "") }
+
+// GetHost is Get with host as the Host header; empty, the URL's host is sent.
+func GetHost(url, host string) error {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	req.Host = host
+	resp, err := trafficClient.Do(req)
 	if err != nil {
 		return err
 	}
@@ -145,6 +160,10 @@ func (t *Stream) Stop() Report {
 	if since := time.Since(t.lastOK); since > gap {
 		gap = since
 	}
-	return Report{URL: t.url, Sent: t.sent, Failed: t.failed, LongestGap: gap, Truncated: truncated,
+	target := t.url
+	if t.host != "" {
+		target += " (Host: " + t.host + ")"
+	}
+	return Report{URL: target, Sent: t.sent, Failed: t.failed, LongestGap: gap, Truncated: truncated,
 		Failures: append([]string(nil), t.failures...)}
 }

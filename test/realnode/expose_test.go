@@ -1,0 +1,105 @@
+package realnode
+
+import (
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/traffic"
+)
+
+// The stories of a real edge share one container: the first needs the Gateway API not yet
+// installed, the later ones install it (Ginkgo keeps the order of an Ordered container, and
+// no other container installs it).
+var _ = Describe("MyApps exposed through a real Gateway API and Ingress implementation (Traefik)", Ordered, Label("realnode", "expose"), func() {
+	BeforeAll(func() {
+		deployOperatorAgain()
+		deployTraefik(gatewayAPIServed())
+	})
+
+	const host = "shop.example.com"
+
+	It("answers through the Ingress of the cluster's default class while the Gateway API is not installed, then moves to an HTTPRoute of the Gateway and rolls out with a preStop sleep, dropping no request through the edge", func() {
+		Expect(gatewayAPIServed()).To(BeFalse(), "this story starts without the Gateway API")
+		ns := newNamespace()
+		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
+		app := &examplev1.MyApp{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+			Spec: examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort),
+				// The edge drops a pod from its endpoints before the pod stops.
+				TerminationGracePeriodSeconds: ptr.To[int64](20),
+				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 5}}},
+				Expose:                        &examplev1.Expose{Hosts: []examplev1.Hostname{host}},
+			},
+		}
+		Expect(k8s.Create(ctx, app)).To(Succeed())
+		expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+		Eventually(func(g Gomega) string { return myApp(g, ns).Status.URL }).Should(Equal("http://" + host + "/"))
+
+		By("the Ingress, of the class the API server gave it, routes the host to the app")
+		ingress := &networkingv1.Ingress{}
+		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, ingress)).To(Succeed())
+		Expect(ingress.Spec.IngressClassName).To(Equal(ptr.To("traefik")))
+		edge := traefikURL()
+		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
+		Expect(traffic.GetHost(edge, "other.example.com")).To(MatchError(ContainSubstring("404")),
+			"the edge routes by host: another host is not the app")
+
+		By("the Gateway API installed, the MyApp moves to the Gateway under traffic")
+		ensureGateway()
+		// Traefik restarted with its Gateway provider: the Ingress is served again first.
+		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
+		const perSecond = 20
+		started := time.Now()
+		stream := traffic.StartHost(edge, host, perSecond, 5*time.Minute)
+		updateSpec(app, func(s *examplev1.MyAppSpec) {
+			s.Expose.Gateway = &examplev1.GatewayReference{Namespace: traefikNamespace, Name: gatewayName}
+		})
+		Eventually(func(g Gomega) {
+			a := myApp(g, ns)
+			ready := meta.FindStatusCondition(a.Status.Conditions, examplev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.ObservedGeneration).To(Equal(a.Generation))
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "Ready: %s: %s", ready.Reason, ready.Message)
+			// Ready through a Gateway means the Gateway accepted the route.
+			route := &gatewayv1.HTTPRoute{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, route)).To(Succeed())
+			g.Expect(route.Status.Parents).To(ContainElement(HaveField("Conditions",
+				ContainElement(And(HaveField("Type", string(gatewayv1.RouteConditionAccepted)), HaveField("Status", metav1.ConditionTrue))))))
+			// The Ingress goes once the route is accepted.
+			err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, &networkingv1.Ingress{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
+		}).Should(Succeed())
+		Expect(answerFrom(edge, host)).To(HavePrefix("myapp test app "+appVersions[0]), "the route serves the app")
+
+		By("a rollout through the Gateway")
+		setImage(app, v2)
+		after := expectReadyAndAnswering(ns, app.Name, appVersions[1], 2)
+		expectOnlyPods(ns, len(after))
+		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
+
+		report := stream.Stop()
+		AddReportEntry("traffic through the edge: the move from Ingress to HTTPRoute and a rollout", report.String())
+		Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
+		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
+		Expect(report.Failed).To(BeZero(), "%s", report)
+	})
+
+	It("rolls back an image that cannot be pulled, a file and a ConfigMap value that make the new pods crash, dropping no request through the Service or the Gateway, then rolls a good change forward", Label("rollback"), rollsBackUnderTraffic)
+})
+
+// answerFrom asks the edge for host once and returns the answer's body.
+func answerFrom(edge, host string) (string, error) {
+	body, err := httpGetHost(edge, host)
+	return strings.TrimSpace(body), err
+}

@@ -1,0 +1,209 @@
+package realnode
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Traefik (hack/tools/traefik), built from source and pushed to the cluster's registry as
+// E2E_TRAEFIK_IMAGE, is the cluster's edge in these stories: a pod on the real node whose
+// Ingress provider serves the default IngressClass, and, once the Gateway API's CRDs are
+// installed, whose Gateway provider programs the Gateway traefik/web and reports on the routes
+// attached to it. Requests reach it through its Service, as a load balancer's would.
+const (
+	traefikNamespace = "traefik"
+	// gatewayName is the Gateway MyApps attach to; its one listener, named like it, is
+	// Traefik's entry point of the same port (Traefik matches listeners to entry points by
+	// port).
+	gatewayName    = "web"
+	traefikWebPort = 8000
+)
+
+// traefikManifests are Traefik's namespace, RBAC, default IngressClass, Deployment and
+// Service. With gatewayAPI, Traefik also runs its Gateway API provider, which needs the Gateway
+// API's CRDs to be served.
+func traefikManifests(gatewayAPI bool) string {
+	image := os.Getenv("E2E_TRAEFIK_IMAGE")
+	Expect(image).NotTo(BeEmpty(), "E2E_TRAEFIK_IMAGE is not set: run make test-realnode")
+	args := []string{
+		fmt.Sprintf("--entryPoints.web.address=:%d", traefikWebPort),
+		"--entryPoints.traefik.address=:8080", "--ping=true",
+		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
+		"--providers.kubernetesingress=true",
+	}
+	if gatewayAPI {
+		args = append(args, "--providers.kubernetesgateway=true")
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+  labels:
+    pod-security.kubernetes.io/enforce: restricted
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: traefik
+  namespace: %[1]s
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: realnode-traefik
+rules:
+- apiGroups: [""]
+  resources: [namespaces, nodes, services, secrets, configmaps]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [ingresses, ingressclasses]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [ingresses/status]
+  verbs: [update]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses, gateways, httproutes, grpcroutes, referencegrants, backendtlspolicies]
+  verbs: [get, list, watch]
+- apiGroups: [gateway.networking.k8s.io]
+  resources: [gatewayclasses/status, gateways/status, httproutes/status, grpcroutes/status, backendtlspolicies/status]
+  verbs: [update]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: realnode-traefik
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: realnode-traefik
+subjects:
+- kind: ServiceAccount
+  name: traefik
+  namespace: %[1]s
+---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata:
+  name: traefik
+  annotations:
+    ingressclass.kubernetes.io/is-default-class: "true"
+spec:
+  controller: traefik.io/ingress-controller
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: traefik
+  namespace: %[1]s
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: traefik}
+  template:
+    metadata:
+      labels: {app: traefik}
+    spec:
+      serviceAccountName: traefik
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 65532
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+      - name: traefik
+        image: %[2]s
+        args: [%[3]s]
+        ports:
+        - {name: web, containerPort: %[4]d}
+        - {name: ping, containerPort: 8080}
+        readinessProbe:
+          httpGet: {path: /ping, port: ping}
+          periodSeconds: 2
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          capabilities: {drop: [ALL]}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: traefik
+  namespace: %[1]s
+spec:
+  selector: {app: traefik}
+  ports:
+  - {name: web, port: %[4]d, targetPort: web}
+`, traefikNamespace, image, `"`+strings.Join(args, `", "`)+`"`, traefikWebPort)
+}
+
+// deployTraefik applies Traefik's manifests and waits until its one pod is the current
+// template's and ready.
+func deployTraefik(gatewayAPI bool) {
+	kubectl([]byte(traefikManifests(gatewayAPI)), "apply", "--server-side", "--force-conflicts", "-f", "-")
+	kubectl(nil, "-n", traefikNamespace, "rollout", "status", "deployment/traefik", "--timeout=2m")
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8s.List(ctx, pods, client.InNamespace(traefikNamespace))).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "the pod of Traefik's previous template is still there")
+	}).Should(Succeed())
+}
+
+// traefikURL is the address of Traefik's web entry point, through its Service.
+func traefikURL() string {
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: traefikNamespace, Name: "traefik"}, svc)).To(Succeed())
+	return fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, traefikWebPort)
+}
+
+// gatewayAPIServed tells whether the API server serves the Gateway API's HTTPRoutes.
+func gatewayAPIServed() bool {
+	_, err := k8s.RESTMapper().RESTMapping(schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}, "v1")
+	if meta.IsNoMatchError(err) {
+		return false
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return true
+}
+
+// ensureGateway installs the Gateway API's CRDs (standard channel, from the Gateway API module
+// go.mod requires: E2E_GATEWAY_API_CRDS), runs Traefik with its Gateway provider, and makes the
+// Gateway traefik/web, waiting until Traefik programmed it. Running it again changes nothing.
+func ensureGateway() {
+	crds := os.Getenv("E2E_GATEWAY_API_CRDS")
+	Expect(crds).NotTo(BeEmpty(), "E2E_GATEWAY_API_CRDS is not set: run make test-realnode")
+	kubectl(nil, "apply", "--server-side", "-f", crds)
+	kubectl(nil, "wait", "--for=condition=Established", "--timeout=1m", "-f", crds)
+	deployTraefik(true)
+	kubectl([]byte(fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata:
+  name: traefik
+spec:
+  controllerName: traefik.io/gateway-controller
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  gatewayClassName: traefik
+  listeners:
+  - name: %[1]s
+    protocol: HTTP
+    port: %[3]d
+    allowedRoutes:
+      namespaces: {from: All}
+`, gatewayName, traefikNamespace, traefikWebPort)), "apply", "--server-side", "-f", "-")
+	kubectl(nil, "-n", traefikNamespace, "wait", "--for=condition=Programmed", "--timeout=2m", "gateway/"+gatewayName)
+}
