@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -196,4 +197,29 @@ func TestRejectionMessageNamesAtMostSomeFields(t *testing.T) {
 	f := classify(&applyError{kind: "Deployment", name: "web", err: apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "web", errs)})
 	g.Expect(f.Message).To(HaveSuffix("; and 3 more"))
 	g.Expect(strings.Count(f.Message, "has an invalid value")).To(Equal(maxCauses))
+}
+
+// TestRoutesNotServed: the apply of an HTTPRoute that meets an API server no longer serving
+// HTTPRoutes (404 for the resource, as client-go reports it; or no REST mapping) reads as the
+// Gateway API missing; a namespace that is gone, or any other failure, does not.
+func TestRoutesNotServed(t *testing.T) {
+	routes := schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}
+	unserved := apierrors.NewGenericServerResponse(http.StatusNotFound, "patch", routes, "web", "", 0, true)
+	cases := map[string]struct {
+		err  error
+		want bool
+	}{
+		"no error":                     {nil, false},
+		"the resource is not served":   {&applyError{kind: kindRoute, name: "web", err: unserved}, true},
+		"no REST mapping for the kind": {&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: routes.Group, Kind: kindRoute}}, true},
+		"the namespace is gone": {&applyError{kind: kindRoute, name: "web",
+			err: apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "story")}, false},
+		"a refusal":       {&applyError{kind: kindRoute, name: "web", err: apierrors.NewForbidden(routes, "web", errors.New("no"))}, false},
+		"another failure": {errors.New("connection refused"), false},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(routesNotServed(c.err)).To(Equal(c.want))
+		})
+	}
 }

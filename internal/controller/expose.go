@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -70,6 +72,9 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
 		route, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
+		if routesNotServed(err) {
+			err = &gatewayAPIMissingError{gateway: want.Gateway}
+		}
 		out.add(r, app, obs, err)
 		if err != nil || !route.current {
 			break
@@ -129,6 +134,24 @@ func (e *gatewayAPIMissingError) Error() string {
 	return fmt.Sprintf("spec.expose attaches to Gateway %s/%s, and the cluster does not serve the Gateway API's HTTPRoute "+
 		"(gateway.networking.k8s.io/v1): install the Gateway API's CRDs, or expose the app through an Ingress "+
 		"(spec.expose.ingressClassName)", e.gateway.Namespace, e.gateway.Name)
+}
+
+// routesNotServed tells whether the apply of an HTTPRoute failed because the API server no
+// longer serves HTTPRoutes: their CRD was removed after the operator found it. Server-side
+// apply creates a route that is missing, so a NotFound answer to it is about the resource
+// itself, unless it names the namespace.
+func routesNotServed(err error) bool {
+	var answer apierrors.APIStatus
+	switch {
+	case err == nil:
+		return false
+	case meta.IsNoMatchError(err):
+		return true
+	case apierrors.IsNotFound(err) && errors.As(err, &answer):
+		details := answer.Status().Details
+		return details == nil || details.Kind != "namespaces"
+	}
+	return false
 }
 
 // gatewayAPILookInterval is how often, at most, the operator asks the API server whether it

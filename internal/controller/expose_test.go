@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -266,5 +267,40 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 			g.Expect(parent.SectionName).To(BeNil())
 		}).Should(Succeed())
 		Expect(k8s.Get(suiteCtx, key(ns, "plain"), &networkingv1.Ingress{})).NotTo(Succeed())
+	})
+
+	It("says the Gateway API is not installed when its CRD is removed after the operator found it, and makes the route again once it is back", func() {
+		createMyApp(ns, "gone", func(a *examplev1.MyApp) {
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"gone.example.com"},
+				Gateway: &examplev1.GatewayReference{Name: "public"}}
+		})
+		rollOut(ns, "gone")
+		Eventually(getRoute(ns, "gone")).Should(Not(BeNil()))
+
+		By("removing the HTTPRoute CRD, with the operator running")
+		path, err := testutil.HTTPRouteCRD()
+		Expect(err).NotTo(HaveOccurred())
+		crds := envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}
+		Expect(envtest.UninstallCRDs(cfg, crds)).To(Succeed())
+		Eventually(func() error {
+			crd := &metav1.PartialObjectMetadata{}
+			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+			return k8s.Get(suiteCtx, key("", "httproutes.gateway.networking.k8s.io"), crd)
+		}).Should(Satisfy(apierrors.IsNotFound))
+		Eventually(func(g Gomega) {
+			stalled := condition(g, getMyApp(ns, "gone")(g), examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonGatewayAPINotInstalled))
+		}).Should(Succeed())
+
+		By("installing it again")
+		_, err = envtest.InstallCRDs(cfg, crds)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(getRoute(ns, "gone")).WithTimeout(2 * gatewayAPILookInterval).Should(Not(BeNil()))
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "gone")(g)
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}).Should(Succeed())
 	})
 })
