@@ -199,27 +199,25 @@ func TestRejectionMessageNamesAtMostSomeFields(t *testing.T) {
 	g.Expect(strings.Count(f.Message, "has an invalid value")).To(Equal(maxCauses))
 }
 
-// TestRoutesNotServed: the apply of an HTTPRoute that meets an API server no longer serving
-// HTTPRoutes (404 for the resource, as client-go reports it; or no REST mapping) reads as the
-// Gateway API missing; a namespace that is gone, or any other failure, does not.
-func TestRoutesNotServed(t *testing.T) {
+// TestMayBeUnserved: the answers an API server that no longer serves HTTPRoutes gives (404
+// for the resource, as client-go reports it, or no REST mapping) send the reconciler to
+// discovery; a refusal or any other failure does not.
+func TestMayBeUnserved(t *testing.T) {
 	routes := schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "httproutes"}
-	unserved := apierrors.NewGenericServerResponse(http.StatusNotFound, "patch", routes, "web", "", 0, true)
 	cases := map[string]struct {
 		err  error
 		want bool
 	}{
-		"no error":                     {nil, false},
-		"the resource is not served":   {&applyError{kind: kindRoute, name: "web", err: unserved}, true},
+		"no error": {nil, false},
+		"the resource is not served": {&applyError{kind: kindRoute, name: "web",
+			err: apierrors.NewGenericServerResponse(http.StatusNotFound, "patch", routes, "web", "", 0, true)}, true},
 		"no REST mapping for the kind": {&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: routes.Group, Kind: kindRoute}}, true},
-		"the namespace is gone": {&applyError{kind: kindRoute, name: "web",
-			err: apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "story")}, false},
-		"a refusal":       {&applyError{kind: kindRoute, name: "web", err: apierrors.NewForbidden(routes, "web", errors.New("no"))}, false},
-		"another failure": {errors.New("connection refused"), false},
+		"a refusal":                    {&applyError{kind: kindRoute, name: "web", err: apierrors.NewForbidden(routes, "web", errors.New("no"))}, false},
+		"another failure":              {errors.New("connection refused"), false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewWithT(t).Expect(routesNotServed(c.err)).To(Equal(c.want))
+			NewWithT(t).Expect(mayBeUnserved(c.err)).To(Equal(c.want))
 		})
 	}
 }

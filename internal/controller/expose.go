@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -72,7 +72,7 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
 		route, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
-		if routesNotServed(err) {
+		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
 			err = &gatewayAPIMissingError{gateway: want.Gateway}
 		}
 		out.add(r, app, obs, err)
@@ -136,22 +136,12 @@ func (e *gatewayAPIMissingError) Error() string {
 		"(spec.expose.ingressClassName)", e.gateway.Namespace, e.gateway.Name)
 }
 
-// routesNotServed tells whether the apply of an HTTPRoute failed because the API server no
-// longer serves HTTPRoutes: their CRD was removed after the operator found it. Server-side
-// apply creates a route that is missing, so a NotFound answer to it is about the resource
-// itself, unless it names the namespace.
-func routesNotServed(err error) bool {
-	var answer apierrors.APIStatus
-	switch {
-	case err == nil:
-		return false
-	case meta.IsNoMatchError(err):
-		return true
-	case apierrors.IsNotFound(err) && errors.As(err, &answer):
-		details := answer.Status().Details
-		return details == nil || details.Kind != "namespaces"
-	}
-	return false
+// mayBeUnserved tells whether a request about an HTTPRoute failed in a way an API server
+// that no longer serves HTTPRoutes answers (their CRD removed after the operator found
+// them): NotFound, or no REST mapping. A NotFound has other causes (a route deleted between
+// two requests), so stillServed asks discovery before the MyApp says so.
+func mayBeUnserved(err error) bool {
+	return err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err))
 }
 
 // gatewayAPILookInterval is how often, at most, the operator asks the API server whether it
@@ -163,6 +153,8 @@ const gatewayAPILookInterval = 30 * time.Second
 // CRDs the operator starts, and a MyApp that needs it is Stalled until they are installed.
 type gatewayAPI struct {
 	mapper meta.RESTMapper
+	// discovery answers stillServed, past the mapper's memory.
+	discovery discovery.DiscoveryInterface
 	// watch starts the watch of HTTPRoutes; called once.
 	watch func() error
 
@@ -186,6 +178,26 @@ func (g *gatewayAPI) look(ctx context.Context, now time.Time) (bool, error) {
 		return g.served, nil
 	}
 	return g.lookLocked(ctx, now)
+}
+
+// stillServed asks the API server's discovery, uncached, whether it serves HTTPRoutes now,
+// after a request about one met an answer that may mean it stopped. Any answer but a plain
+// "not served" counts as served: the MyApp then reports the request's own error.
+func (g *gatewayAPI) stillServed(ctx context.Context) bool {
+	resources, err := g.discovery.ServerResourcesForGroupVersion(gatewayv1.GroupVersion.String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false
+	case err != nil:
+		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is still served")
+		return true
+	}
+	for _, r := range resources.APIResources {
+		if r.Kind == kindRoute {
+			return true
+		}
+	}
+	return false
 }
 
 // lookNow is look without the interval.
@@ -235,7 +247,11 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 		return err
 	}
 	r.routes = routes
-	r.gateway = &gatewayAPI{mapper: mgr.GetRESTMapper(), watch: func() error {
+	disco, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	r.gateway = &gatewayAPI{mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
 		return c.Watch(source.Kind[client.Object](routes, &gatewayv1.HTTPRoute{},
 			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
 			childChanged(routeStatusChanged)))

@@ -282,6 +282,11 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		crds := envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}
 		Expect(envtest.UninstallCRDs(cfg, crds)).To(Succeed())
+		// The later stories and containers expect the CRD back, even if this one fails.
+		DeferCleanup(func() error {
+			_, err := envtest.InstallCRDs(cfg, crds)
+			return err
+		})
 		Eventually(func() error {
 			crd := &metav1.PartialObjectMetadata{}
 			crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))

@@ -64,6 +64,7 @@ func rollsBackUnderTraffic() {
 	stream := traffic.Start(serviceURL, perSecond, 10*time.Minute)
 	edge := traefikURL()
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
+	edgeStarted := time.Now()
 	edgeStream := traffic.StartHost(edge, host, perSecond, 10*time.Minute)
 
 	rolledBack := func(reason string) {
@@ -120,10 +121,14 @@ func rollsBackUnderTraffic() {
 
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
 
-	for _, report := range []traffic.Report{stream.Stop(), edgeStream.Stop()} {
+	for _, s := range []struct {
+		report traffic.Report
+		since  time.Time
+	}{{stream.Stop(), started}, {edgeStream.Stop(), edgeStarted}} {
+		report := s.report
 		AddReportEntry("traffic through three rollbacks and a rollout", report.String())
 		Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
-		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
+		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(s.since).Seconds())*perSecond/2), "the stream measured too little: %s", report)
 		Expect(report.Failed).To(BeZero(), "%s", report)
 	}
 }

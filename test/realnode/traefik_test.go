@@ -7,7 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,6 +39,11 @@ func traefikManifests(gatewayAPI bool) string {
 		"--entryPoints.traefik.address=:8080", "--ping=true",
 		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
 		"--providers.kubernetesingress=true",
+		// Traefik applies each provider's changes at most every 2 s by default, and reports a
+		// route Accepted when it builds the configuration: the stories measure the operator's
+		// order of changes (the Ingress goes once the route is accepted), not that delay
+		// (docs/spec/v1/myapps.md says what it means for users).
+		"--providers.providersThrottleDuration=0s",
 	}
 	if gatewayAPI {
 		args = append(args, "--providers.kubernetesgateway=true")
@@ -165,25 +171,40 @@ func traefikURL() string {
 	return fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, traefikWebPort)
 }
 
-// gatewayAPIServed tells whether the API server serves the Gateway API's HTTPRoutes.
-func gatewayAPIServed() bool {
-	_, err := k8s.RESTMapper().RESTMapping(schema.GroupKind{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}, "v1")
-	if meta.IsNoMatchError(err) {
-		return false
-	}
-	Expect(err).NotTo(HaveOccurred())
-	return true
-}
-
-// ensureGateway installs the Gateway API's CRDs (standard channel, from the Gateway API module
-// go.mod requires: E2E_GATEWAY_API_CRDS), runs Traefik with its Gateway provider, and makes the
-// Gateway traefik/web, waiting until Traefik programmed it. Running it again changes nothing.
-func ensureGateway() {
+// gatewayAPICRDs is the folder of the Gateway API's CRDs (standard channel) of the version
+// go.mod requires, E2E_GATEWAY_API_CRDS.
+func gatewayAPICRDs() string {
 	crds := os.Getenv("E2E_GATEWAY_API_CRDS")
 	Expect(crds).NotTo(BeEmpty(), "E2E_GATEWAY_API_CRDS is not set: run make test-realnode")
+	return crds
+}
+
+// withoutGatewayAPI brings the cluster to where the edge stories start: the Gateway API's CRDs
+// not installed (removing them removes every Gateway and route with them) and Traefik running
+// its Ingress provider only. On a new cluster it changes nothing.
+func withoutGatewayAPI() {
+	kubectl(nil, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-f", gatewayAPICRDs())
+	Eventually(func() error {
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+		return k8s.Get(ctx, types.NamespacedName{Name: "httproutes.gateway.networking.k8s.io"}, crd)
+	}).Should(Satisfy(apierrors.IsNotFound))
+	deployTraefik(false)
+}
+
+// withGatewayAPI installs the Gateway API's CRDs and runs Traefik with its Gateway provider
+// too. Running it again changes nothing.
+func withGatewayAPI() {
+	crds := gatewayAPICRDs()
 	kubectl(nil, "apply", "--server-side", "-f", crds)
 	kubectl(nil, "wait", "--for=condition=Established", "--timeout=1m", "-f", crds)
 	deployTraefik(true)
+}
+
+// ensureGateway runs withGatewayAPI and makes the Gateway traefik/web, waiting until Traefik
+// programmed it. Running it again changes nothing.
+func ensureGateway() {
+	withGatewayAPI()
 	kubectl([]byte(fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata:
