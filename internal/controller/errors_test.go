@@ -221,3 +221,31 @@ func TestMayBeUnserved(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesListed: discovery's answer for the Gateway API's group version says HTTPRoutes
+// are served only when it lists them; a NotFound or a list without them says they are not; a
+// failure that says nothing about them (a refusal, a timeout) counts as served.
+func TestRoutesListed(t *testing.T) {
+	gv := schema.GroupVersion{Group: "gateway.networking.k8s.io", Version: "v1"}
+	withRoutes := &metav1.APIResourceList{GroupVersion: gv.String(), APIResources: []metav1.APIResource{
+		{Name: "gateways", Kind: "Gateway"}, {Name: "httproutes", Kind: kindRoute}}}
+	withoutRoutes := &metav1.APIResourceList{GroupVersion: gv.String(), APIResources: []metav1.APIResource{
+		{Name: "gateways", Kind: "Gateway"}}}
+	cases := map[string]struct {
+		list *metav1.APIResourceList
+		err  error
+		want bool
+	}{
+		"listed":                 {withRoutes, nil, true},
+		"the group without them": {withoutRoutes, nil, false},
+		"the group not served": {&metav1.APIResourceList{},
+			apierrors.NewGenericServerResponse(http.StatusNotFound, "get", schema.GroupResource{}, "", "", 0, true), false},
+		"discovery refused":   {&metav1.APIResourceList{}, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("no")), true},
+		"discovery timed out": {&metav1.APIResourceList{}, errors.New("context deadline exceeded"), true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			NewWithT(t).Expect(routesListed(c.list, c.err)).To(Equal(c.want))
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -181,18 +182,35 @@ func (g *gatewayAPI) look(ctx context.Context, now time.Time) (bool, error) {
 }
 
 // stillServed asks the API server's discovery, uncached, whether it serves HTTPRoutes now,
-// after a request about one met an answer that may mean it stopped. Any answer but a plain
-// "not served" counts as served: the MyApp then reports the request's own error.
+// after a request about one met an answer that may mean it stopped. It gives up after
+// discoveryTimeout, as the manager's HTTP client sets no timeout of its own.
 func (g *gatewayAPI) stillServed(ctx context.Context) bool {
-	resources, err := g.discovery.ServerResourcesForGroupVersion(gatewayv1.GroupVersion.String())
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
+	defer cancel()
+	list := &metav1.APIResourceList{}
+	err := g.discovery.RESTClient().Get().AbsPath("/apis", gatewayv1.GroupVersion.String()).Do(ctx).Into(list)
+	served := routesListed(list, err)
+	if err != nil && served {
+		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is still served")
+	}
+	return served
+}
+
+// discoveryTimeout bounds stillServed's one request.
+const discoveryTimeout = 10 * time.Second
+
+// routesListed reads discovery's answer for gateway.networking.k8s.io/v1: HTTPRoutes are
+// served when the list holds them; a NotFound, or a list without them, says they are not.
+// Any other failure counts as served, so that the MyApp reports the request's own error
+// rather than a missing API it cannot tell.
+func routesListed(list *metav1.APIResourceList, err error) bool {
 	switch {
 	case apierrors.IsNotFound(err):
 		return false
 	case err != nil:
-		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is still served")
 		return true
 	}
-	for _, r := range resources.APIResources {
+	for _, r := range list.APIResources {
 		if r.Kind == kindRoute {
 			return true
 		}

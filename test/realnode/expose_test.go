@@ -58,6 +58,8 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		const perSecond = 20
 		started := time.Now()
 		stream := traffic.StartHost(edge, host, perSecond, 5*time.Minute)
+		// A story that fails half-way stops its stream before the next one measures.
+		DeferCleanup(func() { stream.Stop() })
 		updateSpec(app, func(s *examplev1.MyAppSpec) {
 			s.Expose.Gateway = &examplev1.GatewayReference{Namespace: traefikNamespace, Name: gatewayName}
 		})
@@ -75,7 +77,7 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, &networkingv1.Ingress{})).To(Succeed())
 		}
 		Eventually(waiting).Should(Succeed())
-		Consistently(waiting).WithTimeout(5 * time.Second).Should(Succeed())
+		Consistently(waiting).WithTimeout(5 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 
 		By("the Gateway made: Traefik accepts the route, the MyApp is Ready, and the Ingress goes")
 		ensureGateway()

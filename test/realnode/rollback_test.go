@@ -66,6 +66,8 @@ func rollsBackUnderTraffic() {
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
 	edgeStarted := time.Now()
 	edgeStream := traffic.StartHost(edge, host, perSecond, 10*time.Minute)
+	// A story that fails half-way stops its streams before the next one measures.
+	DeferCleanup(func() { stream.Stop(); edgeStream.Stop() })
 
 	rolledBack := func(reason string) {
 		GinkgoHelper()
