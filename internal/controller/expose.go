@@ -68,20 +68,22 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	}
 
 	routed := false
+	var route *gatewayv1.HTTPRoute
 	switch {
 	case want.Route && !served:
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
-		route, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
+		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
 		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
 			err = &gatewayAPIMissingError{gateway: want.Gateway}
 		}
 		out.add(r, app, obs, err)
-		if err != nil || !route.current {
+		if err != nil || !applied.current {
 			break
 		}
+		route = applied.obj
 		obs.URL = desired.URL(app)
-		switch f := status.RouteProblem(route.obj, want.Gateway); {
+		switch f := status.RouteProblem(route, want.Gateway); {
 		case f == nil:
 			routed = true
 		case f.Terminal:
@@ -104,6 +106,9 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 			return
 		}
 		obs.URL = desired.URL(app)
+	case routed && r.now().Before(status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace)):
+		// The Gateway accepted the route only just: the Ingress serves until it surely routes.
+		out.retryWithin(status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace).Sub(r.now()))
 	case !want.Route || routed:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
 	}
@@ -136,6 +141,13 @@ func (e *gatewayAPIMissingError) Error() string {
 		"(gateway.networking.k8s.io/v1): install the Gateway API's CRDs, or expose the app through an Ingress "+
 		"(spec.expose.ingressClassName)", e.gateway.Namespace, e.gateway.Name)
 }
+
+// ingressGrace is how long the Ingress of a MyApp that moves to a Gateway stays after the
+// Gateway accepted the route: "accepted" is what the Gateway's controller reports, and its
+// proxies may take a moment more to route (Traefik, by default, applies a provider's changes
+// at most every 2 s). Deleting the Ingress at once could leave a moment in which neither
+// routes the app.
+const ingressGrace = 10 * time.Second
 
 // mayBeUnserved tells whether a request about an HTTPRoute failed in a way an API server
 // that no longer serves HTTPRoutes answers (their CRD removed after the operator found

@@ -208,10 +208,13 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, 2*resyncPeriod).Should(Succeed(),
 			"the Ingress serves until the route does")
 		reportRoute("web", true, string(gatewayv1.RouteReasonAccepted))
-		expectGone(func(g Gomega) {
+		// A Gateway may route a moment after it reports: the Ingress stays ingressGrace more.
+		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, ingressGrace/2).Should(Succeed(),
+			"the Ingress stays a while after the Gateway accepted the route")
+		Eventually(func(g Gomega) {
 			err := k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
-		})
+		}).WithTimeout(ingressGrace + 20*time.Second).Should(Succeed())
 	})
 
 	It("keeps the class an Ingress has when the MyApp names none: the cluster's default at its creation, or the one named before", func() {

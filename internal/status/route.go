@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -71,4 +72,27 @@ func currentCondition(conds []metav1.Condition, typ string, generation int64) *m
 		}
 	}
 	return nil
+}
+
+// RouteAcceptedAt is when a controller of the MyApp's Gateway last reported the route
+// accepted with its references resolved, by the later of the two conditions' transition
+// times; zero when it has not, or gave no time.
+func RouteAcceptedAt(route *gatewayv1.HTTPRoute, gw examplev1.GatewayReference) time.Time {
+	var at time.Time
+	for _, p := range route.Status.Parents {
+		if !sameParent(p.ParentRef, route.Namespace, gw) {
+			continue
+		}
+		accepted := currentCondition(p.Conditions, string(gatewayv1.RouteConditionAccepted), route.Generation)
+		resolved := currentCondition(p.Conditions, string(gatewayv1.RouteConditionResolvedRefs), route.Generation)
+		if accepted == nil || resolved == nil || accepted.Status != metav1.ConditionTrue || resolved.Status != metav1.ConditionTrue {
+			continue
+		}
+		for _, t := range []time.Time{accepted.LastTransitionTime.Time, resolved.LastTransitionTime.Time} {
+			if t.After(at) {
+				at = t
+			}
+		}
+	}
+	return at
 }

@@ -3,6 +3,7 @@ package status
 import (
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -81,4 +82,42 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestRouteAcceptedAt: the time the MyApp's own Gateway last reported the route's current
+// generation accepted and resolved, the later of the two transitions; zero otherwise.
+func TestRouteAcceptedAt(t *testing.T) {
+	gw := examplev1.GatewayReference{Namespace: "infra", Name: "public"}
+	ours := gatewayv1.ParentReference{Namespace: ptrTo(gatewayv1.Namespace("infra")), Name: "public"}
+	theirs := gatewayv1.ParentReference{Namespace: ptrTo(gatewayv1.Namespace("infra")), Name: "private"}
+	t1 := metav1.NewTime(metav1.Now().Add(-time.Minute).Truncate(time.Second))
+	t2 := metav1.NewTime(t1.Add(5 * time.Second))
+	cond := func(typ string, status metav1.ConditionStatus, gen int64, at metav1.Time) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, ObservedGeneration: gen, LastTransitionTime: at, Reason: "R"}
+	}
+	cases := map[string]struct {
+		parents []gatewayv1.RouteParentStatus
+		want    time.Time
+	}{
+		"no status": {},
+		"accepted, then resolved": {parents: []gatewayv1.RouteParentStatus{{ParentRef: ours, Conditions: []metav1.Condition{
+			cond("Accepted", "True", 3, t1), cond("ResolvedRefs", "True", 3, t2)}}}, want: t2.Time},
+		"resolved, then accepted": {parents: []gatewayv1.RouteParentStatus{{ParentRef: ours, Conditions: []metav1.Condition{
+			cond("Accepted", "True", 3, t2), cond("ResolvedRefs", "True", 3, t1)}}}, want: t2.Time},
+		"refused": {parents: []gatewayv1.RouteParentStatus{{ParentRef: ours, Conditions: []metav1.Condition{
+			cond("Accepted", "False", 3, t1), cond("ResolvedRefs", "True", 3, t1)}}}},
+		"an older generation": {parents: []gatewayv1.RouteParentStatus{{ParentRef: ours, Conditions: []metav1.Condition{
+			cond("Accepted", "True", 2, t1), cond("ResolvedRefs", "True", 2, t1)}}}},
+		"another Gateway's": {parents: []gatewayv1.RouteParentStatus{{ParentRef: theirs, Conditions: []metav1.Condition{
+			cond("Accepted", "True", 3, t1), cond("ResolvedRefs", "True", 3, t1)}}}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			route := &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 3}}
+			route.Status.Parents = tc.parents
+			if got := RouteAcceptedAt(route, gw); !got.Equal(tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

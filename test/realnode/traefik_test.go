@@ -39,11 +39,6 @@ func traefikManifests(gatewayAPI bool) string {
 		"--entryPoints.traefik.address=:8080", "--ping=true",
 		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
 		"--providers.kubernetesingress=true",
-		// Traefik applies each provider's changes at most every 2 s by default, and reports a
-		// route Accepted when it builds the configuration: the stories measure the operator's
-		// order of changes (the Ingress goes once the route is accepted), not that delay
-		// (docs/spec/v1/myapps.md says what it means for users).
-		"--providers.providersThrottleDuration=0s",
 	}
 	if gatewayAPI {
 		args = append(args, "--providers.kubernetesgateway=true")
