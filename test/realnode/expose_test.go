@@ -55,7 +55,6 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		withGatewayAPI()
 		// Traefik restarted with its Gateway provider: the Ingress is served again first.
 		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
-		const perSecond = 20
 		started := time.Now()
 		stream := traffic.StartHost(edge, host, perSecond, 5*time.Minute)
 		// A story that fails half-way stops its stream before the next one measures.
@@ -102,11 +101,7 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		expectOnlyPods(ns, len(after))
 		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
 
-		report := stream.Stop()
-		AddReportEntry("traffic through the edge: the move from Ingress to HTTPRoute and a rollout", report.String())
-		Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
-		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
-		Expect(report.Failed).To(BeZero(), "%s", report)
+		expectNoRequestLost("traffic through the edge: the move from Ingress to HTTPRoute and a rollout", stream.Stop(), started)
 	})
 
 	It("rolls back an image that cannot be pulled, a file and a ConfigMap value that make the new pods crash, dropping no request through the Service or the Gateway, then rolls a good change forward", Label("rollback"), rollsBackUnderTraffic)

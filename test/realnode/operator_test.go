@@ -96,10 +96,8 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		before := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
 
 		By("asking through the Service's cluster IP, as a client in the cluster would")
-		svc := &corev1.Service{}
-		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
-		serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
-		Eventually(httpGet).WithArguments(serviceURL).Should(ContainSubstring("myapp test app " + appVersions[0]))
+		service := serviceURL(ns, app.Name)
+		Eventually(httpGet).WithArguments(service).Should(ContainSubstring("myapp test app " + appVersions[0]))
 
 		By("changing the image to the app's next version")
 		setImage(app, v2)
@@ -113,13 +111,13 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		expectOnlyPods(ns, len(after))
 
 		By("asking through the Service again: every answer now comes from the new version")
-		Eventually(httpGet).WithArguments(serviceURL).Should(ContainSubstring("myapp test app " + appVersions[1]))
+		Eventually(httpGet).WithArguments(service).Should(ContainSubstring("myapp test app " + appVersions[1]))
 		// Ten answers in a row, none from the old version. A request kube-proxy still sends to
 		// an old pod's address, gone, gets no answer: that one is asked again, on a busy node a
 		// moment after the pods went.
 		Eventually(func(g Gomega) {
 			for range 10 {
-				body, err := httpGet(serviceURL)
+				body, err := httpGet(service)
 				g.Expect(err).NotTo(HaveOccurred())
 				if !strings.Contains(body, "myapp test app "+appVersions[1]) {
 					StopTrying("an answer through the Service that is not from the new version: " + body).Now()

@@ -17,11 +17,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
+	"github.com/example/myapp-operator/test/traffic"
 )
 
 var (
@@ -85,4 +88,24 @@ func httpGetHost(url, host string) (string, error) {
 		return "", fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
 	}
 	return string(body), nil
+}
+
+// serviceURL is the address of the MyApp's Service: its cluster IP and the app's port.
+func serviceURL(ns, name string) string {
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)).To(Succeed())
+	return fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
+}
+
+// perSecond is the rate of the stories' request streams.
+const perSecond = 20
+
+// expectNoRequestLost reports a stream started at since, at perSecond, and fails the story if
+// it ended early, measured less than half of what it should have sent, or lost a request.
+func expectNoRequestLost(title string, report traffic.Report, since time.Time) {
+	GinkgoHelper()
+	AddReportEntry(title, report.String())
+	Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
+	Expect(report.Sent).To(BeNumerically(">=", int(time.Since(since).Seconds())*perSecond/2), "the stream measured too little: %s", report)
+	Expect(report.Failed).To(BeZero(), "%s", report)
 }

@@ -1,7 +1,6 @@
 package realnode
 
 import (
-	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -55,13 +54,10 @@ func rollsBackUnderTraffic() {
 	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, firstTemplate)).To(Succeed())
 	Expect(firstTemplate.Spec.Template.Annotations).To(HaveKey(desired.AnnotationConfigHash))
 
-	svc := &corev1.Service{}
-	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
-	serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
-	Eventually(traffic.Get).WithArguments(serviceURL).Should(Succeed())
-	const perSecond = 20
+	service := serviceURL(ns, app.Name)
+	Eventually(traffic.Get).WithArguments(service).Should(Succeed())
 	started := time.Now()
-	stream := traffic.Start(serviceURL, perSecond, 10*time.Minute)
+	stream := traffic.Start(service, perSecond, 10*time.Minute)
 	edge := traefikURL()
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[0]))
 	edgeStarted := time.Now()
@@ -123,16 +119,8 @@ func rollsBackUnderTraffic() {
 
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
 
-	for _, s := range []struct {
-		report traffic.Report
-		since  time.Time
-	}{{stream.Stop(), started}, {edgeStream.Stop(), edgeStarted}} {
-		report := s.report
-		AddReportEntry("traffic through three rollbacks and a rollout", report.String())
-		Expect(report.Truncated).To(BeFalse(), "the stream ended before the story: %s", report)
-		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(s.since).Seconds())*perSecond/2), "the stream measured too little: %s", report)
-		Expect(report.Failed).To(BeZero(), "%s", report)
-	}
+	expectNoRequestLost("traffic through the Service: three rollbacks and a rollout", stream.Stop(), started)
+	expectNoRequestLost("traffic through the Gateway: three rollbacks and a rollout", edgeStream.Stop(), edgeStarted)
 }
 
 // myApp reads the MyApp named web of the namespace.

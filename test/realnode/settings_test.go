@@ -9,7 +9,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -138,13 +137,10 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 		pods = expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
 
 		By("rolling new content of the file out under traffic through the Service")
-		svc := &corev1.Service{}
-		Expect(k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: app.Name}, svc)).To(Succeed())
-		serviceURL := fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, appPort)
-		Eventually(traffic.Get).WithArguments(serviceURL).Should(Succeed())
-		const perSecond = 20
+		service := serviceURL(ns, app.Name)
+		Eventually(traffic.Get).WithArguments(service).Should(Succeed())
 		started := time.Now()
-		stream := traffic.Start(serviceURL, perSecond, 3*time.Minute)
+		stream := traffic.Start(service, perSecond, 3*time.Minute)
 		updateSpec(app, func(s *examplev1.MyAppSpec) { s.Files = settingsFile("release: second\n") })
 		after := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
 		for _, p := range after {
@@ -154,11 +150,7 @@ var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode",
 		// The old pods are gone only once their sleep and shutdown are over; the requests sent
 		// until then count.
 		expectOnlyPods(ns, len(after))
-		report := stream.Stop()
-		AddReportEntry("traffic through a rollout of a file with a preStop sleep", report.String())
-		Expect(report.Truncated).To(BeFalse(), "the stream ended before the rollout: %s", report)
-		Expect(report.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*perSecond/2), "the stream measured too little: %s", report)
-		Expect(report.Failed).To(BeZero(), "%s", report)
+		expectNoRequestLost("traffic through a rollout of a file with a preStop sleep", stream.Stop(), started)
 		for uid := range after {
 			Expect(pods).NotTo(HaveKey(uid))
 		}
