@@ -93,6 +93,12 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		}
 	}
 
+	// The Ingress of a MyApp that moved to a Gateway serves until ingressGrace after the
+	// Gateway accepted the route.
+	var keepIngressUntil time.Time
+	if routed {
+		keepIngressUntil = status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace)
+	}
 	switch {
 	case want.Ingress:
 		class, err := r.ingressClass(ctx, app, want.IngressClassName)
@@ -106,9 +112,8 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 			return
 		}
 		obs.URL = desired.URL(app)
-	case routed && r.now().Before(status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace)):
-		// The Gateway accepted the route only just: the Ingress serves until it surely routes.
-		out.retryWithin(status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace).Sub(r.now()))
+	case r.now().Before(keepIngressUntil):
+		out.retryWithin(keepIngressUntil.Sub(r.now()))
 	case !want.Route || routed:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
 	}
