@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 	cfg, err := sharedAPIServer()
 	started := cfg == nil && err == nil
 	if started {
+		// envtest's kube-apiserver and etcd get no parent-death signal: `localcluster sweep` stops them by MYAPP_OPERATOR_RUN.
 		if cfg, err = env.Start(); err == nil {
 			err = shareAPIServer(cfg)
 		}

@@ -17,6 +17,9 @@
 //     localcluster registry        print host:port of a real node's image registry
 //     localcluster down            stop everything and remove the cluster's state, and with a
 //     real node everything it set up on this machine
+//     localcluster sweep [--dry-run] [--keep-run <id>]  stop what earlier runs of this project
+//     left running, from any clone or state folder, and as root remove what their real nodes
+//     left on this machine (see sweep); needs no state folder
 //
 // Every component runs as its own process group in the background, logs to
 // <state>/logs/<component>.log and is recorded in <state>/pids. Ports are picked free at
@@ -38,6 +41,7 @@ import (
 type Options struct {
 	StateDir     string // holds pki/, etcd/, logs/, pids and kubeconfig
 	BinDir       string // kube-apiserver, kube-controller-manager, kube-scheduler, etcd
+	NodeBinDir   string // kubelet and kube-proxy (a real node); BinDir when empty
 	Kwok         string // the kwok binary
 	Node         string // the kind of node: nodeKwok or nodeReal
 	ImageTool    string // hack/tools/image, which builds images and serves the registry (real node)
@@ -53,6 +57,7 @@ func main() {
 	fs := flag.NewFlagSet("localcluster", flag.ExitOnError)
 	fs.StringVar(&o.StateDir, "state", ".localcluster", "folder for the cluster's state and logs")
 	fs.StringVar(&o.BinDir, "bin", "", "folder with kube-apiserver, kube-controller-manager, kube-scheduler and etcd")
+	fs.StringVar(&o.NodeBinDir, "node-bin", "", "folder with kubelet and kube-proxy, for --node=real (default: --bin)")
 	fs.StringVar(&o.Kwok, "kwok", "", "the kwok binary")
 	fs.StringVar(&o.Operator, "operator", "bin/manager", "the operator binary, for start-operator")
 	fs.StringVar(&o.Node, "node", nodeKwok, "kind of node: kwok (simulated, fast) or real (kubelet, containerd, CNI, kube-proxy)")
@@ -62,6 +67,7 @@ func main() {
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintln(fs.Output(), "usage: localcluster [flags] up|down|status|restart etcd|kube-apiserver|registry|registry-tls|start-operator [-- operator args]")
+		_, _ = fmt.Fprintln(fs.Output(), "       localcluster sweep [--dry-run] [--keep-run <run id>]")
 		fs.PrintDefaults()
 	}
 	_ = fs.Parse(os.Args[1:])
@@ -95,6 +101,14 @@ func main() {
 			os.Exit(2)
 		}
 		err = restart(ctx, o, rest[0])
+	case "sweep":
+		s, perr := parseSweepFlags(rest)
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, "localcluster sweep:", perr)
+			fs.Usage()
+			os.Exit(2)
+		}
+		err = sweep(s)
 	case "start-operator":
 		err = startOperator(ctx, o)
 	case "registry", "registry-tls":

@@ -87,7 +87,7 @@ func (r *realNode) prepare() error {
 	if _, err := net.InterfaceByName(bridgeName); err == nil {
 		return fmt.Errorf("the bridge %s exists: a real-node cluster already runs on this machine "+
 			"(stop it with `localcluster --state <its state folder> down`), or one died; "+
-			"`ip link delete %s` removes it", bridgeName, bridgeName)
+			"`localcluster sweep` as root removes what it left (--dry-run lists it)", bridgeName)
 	}
 	for _, d := range []string{"run", "containerd", "cni", "cni-ipam", "kubelet", "pod-logs"} {
 		if err := os.MkdirAll(r.path(d), 0o755); err != nil {
@@ -134,7 +134,7 @@ func (r *realNode) checkPrerequisites() error {
 		return fmt.Errorf("a real node needs %s, from the Debian packages %s: run `make realnode-packages` as root, "+
 			"or `apt-get install %s`", strings.Join(missing, ", "), realNodePackages, realNodePackages)
 	}
-	for _, f := range []string{filepath.Join(r.o.BinDir, "kubelet"), filepath.Join(r.o.BinDir, "kube-proxy"), r.o.ImageTool, r.o.Pause} {
+	for _, f := range []string{filepath.Join(r.o.nodeBin(), "kubelet"), filepath.Join(r.o.nodeBin(), "kube-proxy"), r.o.ImageTool, r.o.Pause} {
 		if _, err := os.Stat(f); err != nil {
 			return fmt.Errorf("a real node needs %s (built by `make cluster-up NODE=real`): %w", f, err)
 		}
@@ -237,7 +237,7 @@ func (r *realNode) startKubelet(c *cluster) error {
 	if err := os.WriteFile(config, []byte(kubeletConfig(r, c.certs.caCert, ports[0], ports[1])), 0o644); err != nil {
 		return err
 	}
-	return start(r.o, "kubelet", filepath.Join(r.o.BinDir, "kubelet"),
+	return start(r.o, "kubelet", filepath.Join(r.o.nodeBin(), "kubelet"),
 		"--config="+config, "--kubeconfig="+kubeconfig, "--root-dir="+r.path("kubelet"),
 		"--cert-dir="+r.path("kubelet", "pki"),
 		"--hostname-override="+realNodeName, "--node-ip="+nodeIP, "--node-labels=type=real")
@@ -258,7 +258,7 @@ func (r *realNode) startKubeProxy(c *cluster) error {
 		return err
 	}
 	// down runs `kube-proxy --cleanup` with the same binary, and may be given no --bin.
-	bin := filepath.Join(r.o.BinDir, "kube-proxy")
+	bin := filepath.Join(r.o.nodeBin(), "kube-proxy")
 	if err := os.WriteFile(r.path("kube-proxy-binary"), []byte(bin), 0o644); err != nil {
 		return err
 	}
@@ -288,4 +288,12 @@ func waitQuiet(timeout time.Duration, cond func() bool) bool {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return true
+}
+
+// nodeBin is the folder of the real node's kubelet and kube-proxy.
+func (o Options) nodeBin() string {
+	if o.NodeBinDir != "" {
+		return o.NodeBinDir
+	}
+	return o.BinDir
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,15 +24,17 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// What a real node changes on this machine outside its state folder, and how down undoes it:
+// What a real node changes on this machine outside its state folder, and how down undoes it
+// (nodeCleanupSteps; sweep runs the same steps for every state folder at once):
 //   - pod sandboxes: stopped and removed through the CRI first, so that CNI's DEL removes
 //     each pod's veth, address and rules; then any process left in our cgroups is killed;
 //   - mounts under the state folder (containerd's snapshots and shm, network namespaces,
-//     the kubelet's volumes): unmounted;
+//     the kubelet's volumes): unmounted, deepest first;
+//   - network namespaces CNI's results put in /run/netns for our network: unmounted, removed;
 //   - the bridge lc-cni0: deleted;
-//   - iptables and ip6tables: `kube-proxy --cleanup` for kube-proxy's rules, then the
-//     kubelet's chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and the CNI
-//     chains of our network; tables that were not there before and are empty are dropped;
+//   - iptables and ip6tables: `kube-proxy --cleanup` for kube-proxy's rules, then every KUBE-*
+//     chain left (the kubelet's: KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and the
+//     CNI chains of our network; tables that were not there before and are empty are dropped;
 //   - /var/lib/cni (CNI's result cache), /var/log/containers (the kubelet's log links),
 //     /run/containerd/s (shim sockets): our entries, and the folders if we made them;
 //   - cgroups: the tree under /localcluster in every hierarchy;
@@ -148,107 +151,185 @@ func (r *realNode) stopPods() {
 // cleanup removes what the node left on this machine once its processes are stopped. It
 // goes on past a failure and reports them all.
 func (r *realNode) cleanup() error {
-	killLeftovers(r.socket())
-	errs := []error{r.kubeProxyCleanup()}
-	for _, ipt := range []string{"iptables", "ip6tables"} {
-		errs = append(errs, removeChains(ipt, "filter", isKubeletChain), removeChains(ipt, "mangle", isKubeletChain),
-			removeChains(ipt, "nat", isKubeletChain), removeChains(ipt, "nat", isOurCNIChain))
-	}
-	errs = append(errs, unmountUnder(r.o.StateDir))
-	if _, err := os.Stat("/sys/class/net/" + bridgeName); err == nil {
-		if out, err := exec.Command("ip", "link", "delete", bridgeName).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("deleting the bridge %s: %v: %s", bridgeName, err, out))
+	var errs []error
+	for _, step := range nodeCleanupSteps(r.cleanupScope()) {
+		for _, l := range step(false) {
+			errs = append(errs, l.err)
 		}
 	}
-	errs = append(errs, removeCNIResults())
-	errs = append(errs, removeMatching("/var/log/containers", func(_, target string) bool {
-		return strings.HasPrefix(target, r.o.StateDir+"/")
-	}))
-	errs = append(errs, removeCgroupRoot(cgroupRoot))
 	errs = append(errs, restoreHostState(r.path("host-state.json")))
 	return errors.Join(errs...)
 }
 
-// removeCNIResults removes what CNI cached for our pods: <network>-<sandbox>-<interface>
-// and the loopback's cni-loopback-<sandbox>-lo.
-func removeCNIResults() error {
-	const dir = "/var/lib/cni/results"
-	sandboxes := map[string]bool{}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if rest, ok := strings.CutPrefix(e.Name(), cniNetwork+"-"); ok {
-			sandbox, _, _ := strings.Cut(rest, "-")
-			sandboxes[sandbox] = true
-		}
+// cleanupScope is what down removes: the node of one state folder, kube-proxy's rules through
+// the very binary that made them.
+func (r *realNode) cleanupScope() cleanupScope {
+	s := cleanupScope{owns: func(p string) bool { return isUnder(p, r.o.StateDir) }, kubeChains: true}
+	if b, err := os.ReadFile(r.path("kube-proxy-binary")); err == nil {
+		s.kubeProxy = strings.TrimSpace(string(b))
 	}
-	return removeMatching(dir, func(name, _ string) bool {
-		if strings.HasPrefix(name, cniNetwork+"-") {
-			return true
+	return s
+}
+
+// isUnder tells whether path is dir or inside it.
+func isUnder(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// cleanupScope says which of this machine's state a cleanup removes. down covers one state
+// folder; sweep covers every folder named .localcluster*, whatever clone it is in.
+type cleanupScope struct {
+	// owns tells whether a path (a mount point, a log link's target, containerd's socket) is
+	// in a state folder the cleanup covers.
+	owns func(path string) bool
+	// kubeProxy is the kube-proxy binary whose --cleanup removes its rules, or "".
+	kubeProxy string
+	// kubeChains removes every KUBE-* chain of iptables and ip6tables: the kubelet's, which
+	// kube-proxy --cleanup leaves, and kube-proxy's own when no binary removed them.
+	kubeChains bool
+}
+
+// A leftover is one thing a real node left on this machine, and why it could not be removed
+// (nil when it was, or when it was only listed).
+type leftover struct {
+	what string
+	err  error
+}
+
+// A cleanupStep finds one kind of thing a real node leaves on this machine and removes it, or
+// with dryRun only lists it.
+type cleanupStep func(dryRun bool) []leftover
+
+// nodeCleanupSteps are the steps that remove what real nodes in scope left on this machine,
+// in the order they must run: the processes left in pods first, then the rules that route to
+// them, their network namespaces and mounts, the bridge, CNI's cache, the log links and last
+// the cgroups, which only empty ones can leave.
+func nodeCleanupSteps(s cleanupScope) []cleanupStep {
+	steps := []cleanupStep{killLeftovers(s.owns)}
+	if s.kubeProxy != "" {
+		steps = append(steps, kubeProxyCleanup(s.kubeProxy))
+	}
+	for _, ipt := range []string{"iptables", "ip6tables"} {
+		if s.kubeChains {
+			for _, table := range iptablesTables {
+				steps = append(steps, chainStep(ipt, table, isKubeChain))
+			}
 		}
-		rest, ok := strings.CutPrefix(name, "cni-loopback-")
-		sandbox, _, _ := strings.Cut(rest, "-")
-		return ok && sandboxes[sandbox]
-	})
+		steps = append(steps, chainStep(ipt, "nat", isOurCNIChain))
+	}
+	return append(steps, removeNetns, mountStep(s.owns), removeBridge, removeCNIResults,
+		logLinkStep(s.owns), removeCgroups)
 }
 
 // kubeProxyCleanup runs `kube-proxy --cleanup`, which removes kube-proxy's iptables,
 // ip6tables and nftables rules.
-func (r *realNode) kubeProxyCleanup() error {
-	b, err := os.ReadFile(r.path("kube-proxy-binary"))
-	if err != nil {
-		return nil // the node never started kube-proxy
+func kubeProxyCleanup(bin string) cleanupStep {
+	return func(dryRun bool) []leftover {
+		l := leftover{what: "kube-proxy's rules (" + bin + " --cleanup)"}
+		if !dryRun {
+			if out, err := exec.Command(bin, "--cleanup").CombinedOutput(); err != nil {
+				l.err = fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out)
+			}
+		}
+		return []leftover{l}
 	}
-	bin := strings.TrimSpace(string(b))
-	if out, err := exec.Command(bin, "--cleanup").CombinedOutput(); err != nil {
-		return fmt.Errorf("kube-proxy --cleanup: %v: %s", err, out)
-	}
-	return nil
 }
 
-// killLeftovers kills containerd's shims for our socket, with the sockets they leave in
-// /run/containerd/s, and every process in our cgroups: what is left of pods the CRI could
+// removeBridge deletes the bridge lc-cni0, with the addresses and routes on it.
+func removeBridge(dryRun bool) []leftover {
+	if _, err := os.Stat("/sys/class/net/" + bridgeName); err != nil {
+		return nil
+	}
+	l := leftover{what: "bridge " + bridgeName}
+	if !dryRun {
+		if out, err := exec.Command("ip", "link", "delete", bridgeName).CombinedOutput(); err != nil {
+			l.err = fmt.Errorf("deleting the bridge %s: %v: %s", bridgeName, err, out)
+		}
+	}
+	return []leftover{l}
+}
+
+// logLinkStep removes the kubelet's links in /var/log/containers to pod logs in scope.
+func logLinkStep(owns func(string) bool) cleanupStep {
+	return func(dryRun bool) []leftover {
+		return removeMatching("/var/log/containers", dryRun, func(_, target string) bool { return owns(target) })
+	}
+}
+
+// removeCgroups removes our cgroup tree in every hierarchy, once killLeftovers emptied it.
+func removeCgroups(dryRun bool) []leftover {
+	dirs := cgroupDirs(cgroupRoot)
+	if len(dirs) == 0 {
+		return nil
+	}
+	l := leftover{what: fmt.Sprintf("cgroup tree %s (%d folders)", cgroupRoot, len(dirs))}
+	if !dryRun {
+		l.err = removeCgroupRoot(cgroupRoot)
+	}
+	return []leftover{l}
+}
+
+// killLeftovers kills containerd's shims whose socket is in scope, with the sockets they leave
+// in /run/containerd/s, and every process in our cgroups: what is left of pods the CRI could
 // not stop.
-func killLeftovers(socket string) {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
+func killLeftovers(owns func(string) bool) cleanupStep {
+	return func(dryRun bool) []leftover {
+		var found []leftover
+		killed := map[int]bool{} // a process is in our cgroup of every hierarchy (cgroup v1)
+		kill := func(pid int, what string) {
+			if killed[pid] {
+				return
+			}
+			killed[pid] = true
+			l := leftover{what: what}
+			if !dryRun {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+					l.err = fmt.Errorf("killing %s: %w", what, err)
+				}
+			}
+			found = append(found, l)
 		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		flags := map[string]string{}
-		for i := 0; i+1 < len(args); i++ {
-			if strings.HasPrefix(args[i], "-") {
-				flags[args[i]] = args[i+1]
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+			flags := map[string]string{}
+			for i := 0; i+1 < len(args); i++ {
+				if strings.HasPrefix(args[i], "-") {
+					flags[args[i]] = args[i+1]
+				}
+			}
+			if !strings.Contains(args[0], "containerd-shim") || !owns(flags["-address"]) {
+				continue
+			}
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				kill(pid, fmt.Sprintf("containerd shim %d of %s", pid, flags["-address"]))
+			}
+			if !dryRun {
+				// Where the shim listens, as containerd names it: a hash of address, namespace and id.
+				sum := sha256.Sum256([]byte(filepath.Join(flags["-address"], flags["-namespace"], flags["-id"])))
+				_ = os.Remove(filepath.Join("/run/containerd/s", hex.EncodeToString(sum[:])))
 			}
 		}
-		if !strings.Contains(args[0], "containerd-shim") || flags["-address"] != socket {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		// Where the shim listens, as containerd names it: a hash of address, namespace and id.
-		sum := sha256.Sum256([]byte(filepath.Join(socket, flags["-namespace"], flags["-id"])))
-		_ = os.Remove(filepath.Join("/run/containerd/s", hex.EncodeToString(sum[:])))
-	}
-	for _, dir := range cgroupDirs(cgroupRoot) {
-		b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, dir := range cgroupDirs(cgroupRoot) {
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					kill(pid, fmt.Sprintf("process %d in cgroup %s", pid, dir))
+				}
 			}
 		}
+		return found
 	}
 }
 
-// isKubeletChain: the chains the kubelet makes (kube-proxy --cleanup leaves them).
-func isKubeletChain(chain string, _ map[string][]string) bool {
-	switch chain {
-	case "KUBE-FIREWALL", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT", "KUBE-PROXY-CANARY":
-		return true
-	}
-	return false
+// isKubeChain: the chains of the kubelet (KUBE-FIREWALL, KUBE-KUBELET-CANARY,
+// KUBE-IPTABLES-HINT, which kube-proxy --cleanup leaves) and of kube-proxy. A real node of
+// ours is the only Kubernetes node on this machine (prepare refuses a second bridge, and
+// kube-proxy --cleanup would remove another node's rules just as well).
+func isKubeChain(chain string, _ map[string][]string) bool {
+	return strings.HasPrefix(chain, "KUBE-")
 }
 
 // isOurCNIChain: a CNI plugin's chain for a pod of our network (a rule in it, or one that
@@ -310,43 +391,75 @@ func iptablesSave(ipt, table string) (map[string][]string, error) {
 	return chains, nil
 }
 
-// removeChains deletes the chains of a table that match, with every rule that jumps to them.
-func removeChains(ipt, table string, match func(chain string, table map[string][]string) bool) error {
-	chains, err := iptablesSave(ipt, table)
-	if err != nil {
-		return nil // no such table, or no iptables: nothing of ours
+// chainStep removes the chains of an iptables table that match, with every rule that jumps
+// to them.
+func chainStep(ipt, table string, match func(chain string, table map[string][]string) bool) cleanupStep {
+	return func(dryRun bool) []leftover {
+		chains, err := iptablesSave(ipt, table)
+		if err != nil {
+			return nil // no such table, or no iptables: nothing of ours
+		}
+		doomed := matchingChains(chains, match)
+		if len(doomed) == 0 {
+			return nil
+		}
+		l := leftover{what: fmt.Sprintf("%s -t %s chains %s", ipt, table, strings.Join(doomed, ", "))}
+		if !dryRun {
+			l.err = removeChains(ipt, table, chains, doomed)
+		}
+		return []leftover{l}
 	}
-	doomed := map[string]bool{}
+}
+
+// matchingChains lists the chains of a table that match, sorted.
+func matchingChains(chains map[string][]string, match func(chain string, table map[string][]string) bool) []string {
+	var doomed []string
 	for chain := range chains {
 		if match(chain, chains) {
-			doomed[chain] = true
+			doomed = append(doomed, chain)
 		}
 	}
-	if len(doomed) == 0 {
-		return nil
-	}
-	var errs []error
-	for chain, rules := range chains {
-		if doomed[chain] {
+	sort.Strings(doomed)
+	return doomed
+}
+
+// jumpsTo lists, as the arguments that delete them ("-D CHAIN ..."), the rules of the chains
+// that stay which jump to a doomed one; a doomed chain cannot be deleted while one refers to it.
+func jumpsTo(chains map[string][]string, doomed []string) [][]string {
+	var deletes [][]string
+	for _, chain := range slices.Sorted(maps.Keys(chains)) {
+		if slices.Contains(doomed, chain) {
 			continue
 		}
-		for _, rule := range rules {
+		for _, rule := range chains[chain] {
 			args := splitRule(rule)
-			if target := jumpTarget(args); !doomed[target] {
-				continue
-			}
-			args[0] = "-D"
-			if out, err := exec.Command(ipt, append([]string{"-w", "-t", table}, args...)...).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("%s -t %s %s: %v: %s", ipt, table, strings.Join(args, " "), err, out))
+			if target := jumpTarget(args); target != "" && slices.Contains(doomed, target) {
+				args[0] = "-D"
+				deletes = append(deletes, args)
 			}
 		}
 	}
-	for chain := range doomed {
-		for _, op := range []string{"-F", "-X"} {
-			if out, err := exec.Command(ipt, "-w", "-t", table, op, chain).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("%s -t %s %s %s: %v: %s", ipt, table, op, chain, err, out))
-			}
+	return deletes
+}
+
+// removeChains deletes the doomed chains of a table: first the rules elsewhere that jump to
+// them, then their own rules (which may jump from one doomed chain to another), then the
+// chains.
+func removeChains(ipt, table string, chains map[string][]string, doomed []string) error {
+	var errs []error
+	run := func(args ...string) {
+		if out, err := exec.Command(ipt, append([]string{"-w", "-t", table}, args...)...).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s -t %s %s: %v: %s", ipt, table, strings.Join(args, " "), err, out))
 		}
+	}
+	for _, args := range jumpsTo(chains, doomed) {
+		run(args...)
+	}
+	for _, chain := range doomed {
+		run("-F", chain)
+	}
+	for _, chain := range doomed {
+		run("-X", chain)
 	}
 	return errors.Join(errs...)
 }
@@ -390,72 +503,27 @@ func splitRule(line string) []string {
 	return args
 }
 
-// unmountUnder unmounts every mount at or below dir, deepest first.
-func unmountUnder(dir string) error {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	var points []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if mp == dir || strings.HasPrefix(mp, dir+"/") {
-			points = append(points, mp)
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	var errs []error
-	for _, mp := range points {
-		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
-			errs = append(errs, fmt.Errorf("unmounting %s: %w", mp, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// unescapeMount decodes the octal escapes (\040 for a space) of /proc/self/mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // removeMatching removes the entries of a folder that match, given their name and, for a
-// symbolic link, its target.
-func removeMatching(dir string, match func(name, target string) bool) error {
+// symbolic link, its target, or with dryRun only lists them.
+func removeMatching(dir string, dryRun bool, match func(name, target string) bool) []leftover {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	var errs []error
+	found := make([]leftover, 0, len(entries))
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		target, _ := os.Readlink(p)
-		if match(e.Name(), target) {
-			if err := os.RemoveAll(p); err != nil {
-				errs = append(errs, err)
-			}
+		if !match(e.Name(), target) {
+			continue
 		}
+		l := leftover{what: p}
+		if !dryRun {
+			l.err = os.RemoveAll(p)
+		}
+		found = append(found, l)
 	}
-	return errors.Join(errs...)
+	return found
 }
 
 // cgroupHierarchies are the mount points of this machine's cgroup hierarchies (v1 and v2).

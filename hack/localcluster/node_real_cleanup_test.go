@@ -84,21 +84,6 @@ func TestJumpTarget(t *testing.T) {
 	}
 }
 
-func TestUnescapeMount(t *testing.T) {
-	cases := map[string]struct{ in, want string }{
-		"plain":           {"/work/a/.localcluster/node", "/work/a/.localcluster/node"},
-		"space and a tab": {`/work/my\040dir/x\011y`, "/work/my dir/x\ty"},
-		"backslash":       {`/a\134b`, `/a\b`},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := unescapeMount(c.in); got != c.want {
-				t.Errorf("unescapeMount(%q) = %q, want %q", c.in, got, c.want)
-			}
-		})
-	}
-}
-
 func TestEmptyTable(t *testing.T) {
 	cases := map[string]struct {
 		chains map[string][]string
@@ -114,5 +99,33 @@ func TestEmptyTable(t *testing.T) {
 				t.Errorf("emptyTable(%v) = %v, want %v", c.chains, got, c.want)
 			}
 		})
+	}
+}
+
+func TestMatchingChainsAndJumpsTo(t *testing.T) {
+	nat := map[string][]string{
+		"PREROUTING": {"-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES",
+			"-A PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT"},
+		"OUTPUT":                    {"-A OUTPUT -j DOCKER"},
+		"POSTROUTING":               {"-A POSTROUTING -j KUBE-POSTROUTING"},
+		"DOCKER":                    nil,
+		"KUBE-SERVICES":             {"-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-NPX46M4PTMTKRN6Y"},
+		"KUBE-SVC-NPX46M4PTMTKRN6Y": {"-A KUBE-SVC-NPX46M4PTMTKRN6Y -j KUBE-SEP-ABC"},
+		"KUBE-SEP-ABC":              {"-A KUBE-SEP-ABC -p tcp -j DNAT --to-destination 10.244.0.1:6443"},
+		"KUBE-POSTROUTING":          nil,
+	}
+	doomed := matchingChains(nat, isKubeChain)
+	wantDoomed := []string{"KUBE-POSTROUTING", "KUBE-SEP-ABC", "KUBE-SERVICES", "KUBE-SVC-NPX46M4PTMTKRN6Y"}
+	if !reflect.DeepEqual(doomed, wantDoomed) {
+		t.Fatalf("matchingChains = %q, want %q", doomed, wantDoomed)
+	}
+	// Only the jumps from chains that stay are deleted one by one; those between doomed chains
+	// go when the chains are flushed.
+	want := [][]string{
+		{"-D", "POSTROUTING", "-j", "KUBE-POSTROUTING"},
+		{"-D", "PREROUTING", "-m", "comment", "--comment", "kubernetes service portals", "-j", "KUBE-SERVICES"},
+	}
+	if got := jumpsTo(nat, doomed); !reflect.DeepEqual(got, want) {
+		t.Errorf("jumpsTo = %q, want %q", got, want)
 	}
 }

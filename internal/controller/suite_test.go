@@ -85,6 +85,7 @@ var _ = BeforeSuite(func() {
 		ControlPlaneStopTimeout: time.Minute,
 	}
 	var err error
+	// envtest's kube-apiserver and etcd get no parent-death signal: `localcluster sweep` stops them by MYAPP_OPERATOR_RUN.
 	cfg, err = testEnv.Start()
 	Expect(err).NotTo(HaveOccurred())
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme})

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -154,8 +155,12 @@ func restartComponent(name string) {
 	bin := os.Getenv("E2E_LOCALCLUSTER")
 	Expect(bin).NotTo(BeEmpty(), "E2E_LOCALCLUSTER is not set: run `make test-e2e`")
 	began := time.Now()
-	out, err := exec.Command(bin, "--state", filepath.Dir(kubeconfig), "--timeout", "3m", "restart", name).CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "localcluster restart %s: %s", name, out)
+	// It waits for the component for up to 3 minutes: it dies with the suite (what it starts is
+	// the cluster's, which outlives it by design and which make's down stops).
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--state", filepath.Dir(kubeconfig), "--timeout", "3m", "restart", name)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	Expect(testutil.RunWithParent(cmd)).To(Succeed(), "localcluster restart %s: %s", name, out.String())
 	AddReportEntry("restart of "+name, time.Since(began).Round(100*time.Millisecond).String())
 	GinkgoWriter.Printf("restarted %s in %s\n", name, time.Since(began).Round(100*time.Millisecond))
 }

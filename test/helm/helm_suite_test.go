@@ -68,7 +68,8 @@ func helm(args ...string) string {
 	cmd := exec.Command(env["E2E_HELM"], append(args, "--kubeconfig", env["E2E_KUBECONFIG"])...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	By("helm " + strings.Join(args, " "))
-	err := cmd.Run()
+	// With --wait it waits on the cluster for minutes: it dies with the suite.
+	err := testutil.RunWithParent(cmd)
 	GinkgoWriter.Println(out.String())
 	Expect(err).NotTo(HaveOccurred(), out.String())
 	return out.String()

@@ -161,8 +161,10 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 			"--namespace", ns, "--kubeconfig", kubeconfig, "--timeout", "5m")
 		// The registry's HTTPS listener has a certificate of the cluster's CA.
 		runBundle.Env = append(os.Environ(), "SSL_CERT_FILE="+env["E2E_REGISTRY_CA"])
-		out, err := runBundle.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "operator-sdk run bundle: %s", out)
+		// It waits on the cluster for minutes: it dies with the suite.
+		var out bytes.Buffer
+		runBundle.Stdout, runBundle.Stderr = &out, &out
+		Expect(testutil.RunWithParent(runBundle)).To(Succeed(), "operator-sdk run bundle: %s", out.String())
 
 		csvs := &operatorsv1alpha1.ClusterServiceVersionList{}
 		Expect(k8s.List(ctx, csvs, client.InNamespace(ns))).To(Succeed())
@@ -193,8 +195,9 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		By("operator-sdk cleanup myapp-operator")
 		cleanup := exec.Command(env["E2E_OPERATOR_SDK"], "cleanup", "myapp-operator", "--namespace", ns,
 			"--kubeconfig", kubeconfig, "--timeout", "2m")
-		out, err = cleanup.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), "operator-sdk cleanup: %s", out)
+		out.Reset()
+		cleanup.Stdout, cleanup.Stderr = &out, &out
+		Expect(testutil.RunWithParent(cleanup)).To(Succeed(), "operator-sdk cleanup: %s", out.String())
 		Eventually(func(g Gomega) {
 			g.Expect(k8s.List(ctx, csvs, client.InNamespace(ns))).To(Succeed())
 			g.Expect(csvs.Items).To(BeEmpty())

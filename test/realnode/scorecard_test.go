@@ -1,6 +1,7 @@
 package realnode
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,6 +12,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // scorecardResults is the part of `operator-sdk scorecard -o json` the test reads.
@@ -51,11 +54,11 @@ var _ = Describe("operator-sdk scorecard on a real node", Label("realnode"), fun
 		cmd := exec.Command(operatorSDK, "scorecard", bundle, "--config", config, "--kubeconfig", kubeconfig,
 			"--namespace", ns.Name, "--pod-security", "restricted", "--untar-image", untarImage,
 			"--wait-time", "180s", "-o", "json")
-		out, err := cmd.Output()
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
+		// It waits on the cluster for minutes: it dies with the suite.
+		var stdout, stderrBuf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderrBuf
+		err = testutil.RunWithParent(cmd)
+		out, stderr := stdout.Bytes(), stderrBuf.String()
 		var results scorecardResults
 		Expect(json.Unmarshal(out, &results)).To(Succeed(), "scorecard output: %s\n%s", out, stderr)
 		states := map[string]string{}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/example/myapp-operator/internal/testutil"
 )
 
 // managerSettings are the manager flags under comparison; zero leaves the manager's default.
@@ -83,7 +85,9 @@ func startManager(bin, kubeconfig, logPath string, s managerSettings, env ...str
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+kubeconfig), env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	// A server: it dies with the benchmark, even a killed one.
+	waited, err := testutil.StartWithParent(cmd)
+	if err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting the manager: %w", err)
 	}
@@ -94,7 +98,7 @@ func startManager(bin, kubeconfig, logPath string, s managerSettings, env ...str
 		http:       &http.Client{Timeout: 30 * time.Second},
 	}
 	go func() {
-		m.exitErr = cmd.Wait()
+		m.exitErr = <-waited
 		_ = logFile.Close()
 		close(m.exited)
 	}()
