@@ -19,19 +19,44 @@ LOCALBIN ?= $(CURDIR)/bin
 $(LOCALBIN):
 	mkdir -p $@
 
+# One set of build flags for every Go build, test and tool of the project: static
+# (CGO_ENABLED=0) and -trimpath. The go command keys a compiled package on its flags, so a
+# package that two programs import at one version compiles once only when both build it with
+# the same flags: the control plane, the manager, its images, the tests and the tools share
+# their compiled packages this way (docs/performance/build-times.md). Static binaries also go
+# into images as they are, with no second build.
+export CGO_ENABLED = 0
+export GOFLAGS := $(strip -trimpath $(filter-out -trimpath,$(GOFLAGS)))
+
 # tool-version reads the version a hack/tools module pins: $(call tool-version,dir,module).
 tool-version = $(shell awk '{ for (i = 1; i < NF; i++) if ($$i == "$(2)" && $$(i+1) ~ /^v/) { print $$(i+1); exit } }' hack/tools/$(1)/go.mod)
+# The tool cache: every tool is built once per (tool, version, its module's go.mod and go.sum,
+# build flags, Go release) into a folder of its own outside the clone, so that another clone
+# on the same machine builds and links nothing again. tool-key is that digest:
+# $(call tool-key,dir,flags).
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/myapp-operator/tools
+GO_RELEASE := $(shell go env GOVERSION)
+tool-key = $(shell { cat hack/tools/$(1)/go.mod hack/tools/$(1)/go.sum; echo '$(GO_RELEASE) CGO_ENABLED=$(CGO_ENABLED) $(GOFLAGS) $(2)'; } | sha256sum | cut -c1-12)
+# tool-dir is a tool's folder in the cache, from its key computed once:
+# $(call tool-dir,name,version,key).
+tool-dir = $(TOOLS_CACHE)/$(1)-$(2)-$(3)
 # GO_TOOL_BUILD is the `go build` of the tools below. Its compiler runs with a larger GC target
 # (GOGC=400): a tool build is mostly compiling dependencies, and a compiler that collects less
 # often needs less CPU for it, for a heap that stays well within this machine's memory
 # (docs/performance/build-times.md). BUILD_NICE runs them at a lower CPU priority (test-all
-# sets it: tools build beside a running stage); empty, they run as any command does.
+# sets it: tools build beside the running stages); empty, they run as any command does.
 BUILD_NICE ?=
 GO_TOOL_BUILD = GOGC=400 $(BUILD_NICE) go build
-# go-build-tool builds a package of a tools module: $(call go-build-tool,dir,output,package[,flags]).
+# go-build-tool builds packages of a tools module into a tool's folder in the cache:
+# $(call go-build-tool,dir,tool folder,packages[,flags]). It builds into a folder of its own
+# and renames it into place, so that two clones building the same tool at once never see
+# half of it: the first rename wins, and the other build is dropped.
 define go-build-tool
-@echo "Building $(or $(notdir $(2)),$(notdir $(3))) from the Go module proxy (once per version)"
-cd hack/tools/$(1) && $(GO_TOOL_BUILD) $(4) -o $(2) $(3)
+@echo "Building $(notdir $(2)) from the Go module proxy (once per version, into $(TOOLS_CACHE))"
+mkdir -p $(TOOLS_CACHE)
+tmp=$$(mktemp -d $(2).building-XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd hack/tools/$(1) && $(GO_TOOL_BUILD) $(4) -o $$tmp/ $(3)) && \
+	chmod 755 "$$tmp" && { mv -T "$$tmp" $(2) 2>/dev/null || test -d $(2); }
 endef
 
 CONTROLLER_TOOLS_VERSION := $(call tool-version,controller-gen,sigs.k8s.io/controller-tools)
@@ -39,8 +64,8 @@ KUSTOMIZE_VERSION := $(call tool-version,kustomize,sigs.k8s.io/kustomize/kustomi
 KUBERNETES_VERSION := $(call tool-version,kubernetes,k8s.io/kubernetes)
 ETCD_VERSION := $(call tool-version,kubernetes,go.etcd.io/etcd/server/v3)
 KWOK_VERSION := $(call tool-version,kubernetes,sigs.k8s.io/kwok)
-OPERATOR_SDK_VERSION := $(call tool-version,operator-sdk,github.com/operator-framework/operator-sdk)
-OPM_VERSION := $(call tool-version,opm,github.com/operator-framework/operator-registry)
+OPERATOR_SDK_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-sdk)
+OPM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-registry)
 OLM_VERSION := $(call tool-version,olm,github.com/operator-framework/operator-lifecycle-manager)
 GOLANGCI_LINT_VERSION := $(call tool-version,golangci-lint,github.com/golangci/golangci-lint/v2)
 CRD_REF_DOCS_VERSION := $(call tool-version,crd-ref-docs,github.com/elastic/crd-ref-docs)
@@ -49,28 +74,65 @@ KUBECONFORM_VERSION := $(call tool-version,kubeconform,github.com/yannh/kubeconf
 PROMETHEUS_VERSION := $(call tool-version,prometheus,github.com/prometheus/prometheus)
 TRAEFIK_VERSION := $(call tool-version,traefik,github.com/traefik/traefik/v3)
 
-CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
-KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
-KWOK ?= $(LOCALBIN)/kwok-$(KWOK_VERSION)
-OPERATOR_SDK ?= $(LOCALBIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
-SCORECARD_TEST ?= $(LOCALBIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
-OPM ?= $(LOCALBIN)/opm-$(OPM_VERSION)
-OLM_BIN ?= $(LOCALBIN)/olm-$(OLM_VERSION)
+# Each tool's build flags (they are part of its key in the tool cache) and its folder there.
+OPENPGP_TAGS := -tags containers_image_openpgp
+# OLM v0, opm, operator-sdk and scorecard-test are one module and one go build
+# (hack/tools/olm). Built from source, operator-sdk would call itself "unknown" in the
+# bundle's metadata: the build stamps its version.
+SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
+OLM_FLAGS := -tags "json1 containers_image_openpgp" \
+	-ldflags "-X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)"
+# Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
+# So are its pluggable service discoveries (remove_all_sd): the tests scrape static targets,
+# and the cloud SDKs the others need are much of the build (docs/performance/build-times.md).
+PROMETHEUS_FLAGS := -tags remove_all_sd
+# Traefik runs as a pod of an image holding only its binary, without its symbol tables (half
+# of its size); it is built from the source hack/tools/traefik/trim/trim.sh trims of what the
+# tests never run, so trim/ is part of its key.
+TRAEFIK_FLAGS := -ldflags "-s -w"
+TRAEFIK_TRIM := $(shell cat hack/tools/traefik/trim/* | sha256sum | cut -c1-12)
+CONTROLLER_GEN_KEY := $(call tool-key,controller-gen)
+CONTROLLER_GEN ?= $(call tool-dir,controller-gen,$(CONTROLLER_TOOLS_VERSION),$(CONTROLLER_GEN_KEY))/controller-gen
+KUSTOMIZE_KEY := $(call tool-key,kustomize)
+KUSTOMIZE ?= $(call tool-dir,kustomize,$(KUSTOMIZE_VERSION),$(KUSTOMIZE_KEY))/kustomize
+OLM_BIN ?= $(call tool-dir,olm,$(OLM_VERSION)-opm$(OPM_VERSION)-sdk$(OPERATOR_SDK_VERSION),$(call tool-key,olm,$(OLM_FLAGS)))
+OPM ?= $(OLM_BIN)/opm
+OPERATOR_SDK ?= $(OLM_BIN)/operator-sdk
+SCORECARD_TEST ?= $(OLM_BIN)/scorecard-test
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
-GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
-CRD_REF_DOCS ?= $(LOCALBIN)/crd-ref-docs-$(CRD_REF_DOCS_VERSION)
-KUBE_SCORE ?= $(LOCALBIN)/kube-score-$(KUBE_SCORE_VERSION)
-KUBECONFORM ?= $(LOCALBIN)/kubeconform-$(KUBECONFORM_VERSION)
-TRAEFIK ?= $(LOCALBIN)/traefik-$(TRAEFIK_VERSION)
-# Prometheus and promtool, one folder per version (the Go module's version, v0.<major><minor>.<patch>).
-PROMETHEUS_BIN ?= $(LOCALBIN)/prometheus-$(PROMETHEUS_VERSION)
+GOLANGCI_LINT_KEY := $(call tool-key,golangci-lint)
+GOLANGCI_LINT ?= $(call tool-dir,golangci-lint,$(GOLANGCI_LINT_VERSION),$(GOLANGCI_LINT_KEY))/golangci-lint
+CRD_REF_DOCS_KEY := $(call tool-key,crd-ref-docs)
+CRD_REF_DOCS ?= $(call tool-dir,crd-ref-docs,$(CRD_REF_DOCS_VERSION),$(CRD_REF_DOCS_KEY))/crd-ref-docs
+KUBE_SCORE_KEY := $(call tool-key,kube-score)
+KUBE_SCORE ?= $(call tool-dir,kube-score,$(KUBE_SCORE_VERSION),$(KUBE_SCORE_KEY))/kube-score
+KUBECONFORM_KEY := $(call tool-key,kubeconform)
+KUBECONFORM ?= $(call tool-dir,kubeconform,$(KUBECONFORM_VERSION),$(KUBECONFORM_KEY))/kubeconform
+TRAEFIK_KEY := $(call tool-key,traefik,$(TRAEFIK_FLAGS) trim:$(TRAEFIK_TRIM))
+TRAEFIK ?= $(call tool-dir,traefik,$(TRAEFIK_VERSION),$(TRAEFIK_KEY))/traefik
+# Prometheus and promtool (the Go module's version is v0.<major><minor>.<patch>).
+PROMETHEUS_KEY := $(call tool-key,prometheus,$(PROMETHEUS_FLAGS))
+PROMETHEUS_BIN ?= $(call tool-dir,prometheus,$(PROMETHEUS_VERSION),$(PROMETHEUS_KEY))
 PROMTOOL ?= $(PROMETHEUS_BIN)/promtool
 PAUSE ?= $(LOCALBIN)/pause
 
 # The control plane: kube-apiserver and etcd (what envtest needs), plus the controller
-# manager, the scheduler and kubectl for the local cluster, in one folder per version pair.
-K8S_BIN ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)-etcd$(ETCD_VERSION)
+# manager, the scheduler, kubectl and kwok for the local cluster, in one folder; the real
+# node's kubelet and kube-proxy in another (only NODE=real needs them).
+# Stamp the release into the binaries, as Kubernetes' own build does; otherwise the API server
+# reports v0.0.0 and OLM refuses any CSV with a minKubeVersion. DWARF is left out (-s -w):
+# nobody steps through the control plane in a debugger here; it saves the linker that work and
+# a third of the size (kube-apiserver 144 -> 101 MB), and stack traces and profiles keep their
+# function names.
+K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
+	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
+K8S_BUILD_FLAGS = -ldflags "-s -w $(K8S_VERSION_LDFLAGS)"
+K8S_KEY := $(call tool-key,kubernetes,$(K8S_BUILD_FLAGS) $(shell cat hack/tools/kubernetes/etcd/*.go | sha256sum | cut -c1-12))
+K8S_BIN ?= $(call tool-dir,kubernetes,$(KUBERNETES_VERSION)-etcd$(ETCD_VERSION)-kwok$(KWOK_VERSION),$(K8S_KEY))
+K8S_NODE_BIN ?= $(call tool-dir,kubernetes-node,$(KUBERNETES_VERSION),$(K8S_KEY))
 KUBECTL ?= $(K8S_BIN)/kubectl
+KWOK ?= $(K8S_BIN)/kwok
 # A KUBEBUILDER_ASSETS the user set (e.g. from setup-envtest) is used as it is. A make run by
 # a recipe of this one finds it in its environment, set to K8S_BIN: it builds them too.
 ifeq ($(origin KUBEBUILDER_ASSETS),undefined)
@@ -82,6 +144,15 @@ ifeq ($(KUBEBUILDER_ASSETS),$(K8S_BIN))
 ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kube-controller-manager
 endif
 export KUBEBUILDER_ASSETS
+
+# Every process a run of these targets starts carries MYAPP_OPERATOR_RUN (localcluster's
+# components, envtest's kube-apiserver and etcd, the suites, the tools): `make sweep` stops
+# those of any other run, from any clone (hack/localcluster sweep). A make started by another
+# make, by test-all or by .ci/run keeps the id it inherits.
+ifndef MYAPP_OPERATOR_RUN
+MYAPP_OPERATOR_RUN := $(shell date -u +%Y%m%dT%H%M%SZ)-$(shell od -An -N4 -tx4 /dev/urandom | tr -d ' ')
+endif
+export MYAPP_OPERATOR_RUN
 
 .PHONY: all
 all: build
@@ -179,31 +250,51 @@ for t in $(2); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; \
 endef
 .PHONY: test
 TEST_TOOLS = $(CONTROLLER_GEN) $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL)
-test: manifests generate fmt vet $(TEST_TOOLS) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
-	go test ./... -coverprofile cover.out
+test: $(call unprepared,manifests generate fmt vet) $(TEST_TOOLS) $(TESTSUMMARY) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
+	go test -json $(GO_TEST_FLAGS) ./... -coverprofile cover.out 2>&1 | $(TESTSUMMARY)
 	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
-		go test $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode)
+		go test -json $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) 2>&1 | $(TESTSUMMARY)
 	$(call run-fuzz,$(TEST_FUZZTIME),$(FUZZ_TARGETS))
-	cd hack/tools/image && go test ./...
-	cd hack/crdupgrade && go test ./...
+	cd hack/tools/image && go test -json $(GO_TEST_FLAGS) ./... 2>&1 | $(TESTSUMMARY)
+	cd hack/crdupgrade && go test -json $(GO_TEST_FLAGS) ./... 2>&1 | $(TESTSUMMARY)
 	$(PROMTOOL) test rules config/prometheus/rules/*_test.yaml
+
+# testsummary prints what plain go test prints from `go test -json`, and a line that counts
+# the tests (hack/testsummary); GO_TEST_FLAGS are more flags for every go test (test-all sets
+# -count=1: a CI run never takes a result from the test cache).
+TESTSUMMARY := $(LOCALBIN)/testsummary
+GO_TEST_FLAGS ?=
+$(TESTSUMMARY): hack/testsummary/main.go | $(LOCALBIN)
+	go build -o $@ ./hack/testsummary
 
 .PHONY: fuzz
 fuzz: $(ENVTEST_DEPS) ## Fuzz every target (builders, status computation, Argo CD health check and kstatus, accepted MyApps make accepted children against envtest) for FUZZTIME each (default 2m).
 	$(call run-fuzz,$(FUZZTIME),$(FUZZ_TARGETS) $(ENVTEST_FUZZ_TARGETS))
 
-# test-all runs the stages of TEST_ALL_STAGES one after the other, each as `make <stage>`
-# alone runs it, while a second make builds the tools of the later stages beside them,
-# TEST_ALL_JOBS at a time, at the lowest CPU priority (hack/test-all.sh says how and why).
-TEST_ALL_STAGES := verify test test-e2e test-olm test-olmv1 test-realnode test-catalog
+# test-all runs the stages in lanes side by side, each stage as `make <stage>` alone runs it
+# and within a deadline, after one prepare step, while a tool make builds the tools of the
+# stages to come, TEST_ALL_JOBS at a time, at the lowest CPU priority (hack/test-all.sh says
+# how and why). A lane holds stages that cannot overlap: the real-node stages share the node's
+# bridge and host ports. The deadlines stay well inside CI's 90 minutes; each suite's own
+# `go test -timeout` fires first, so that a stage that hangs fails with its cluster's logs kept.
+TEST_ALL_LANES := files:verify-copy unit:test kwok:test-e2e,test-olm,test-olmv1 node:test-realnode,test-catalog,test-helm
+TEST_ALL_DEADLINES := verify-copy=20m test=20m test-e2e=20m test-olm=15m test-olmv1=11m test-realnode=20m test-catalog=20m test-helm=13m
+TEST_ALL_STAGES = $(subst $(comma), ,$(foreach l,$(TEST_ALL_LANES),$(lastword $(subst :, ,$(l)))))
+comma := ,
+# What every stage shares, made once by test-all before the lanes start (PREPARED=1 then
+# leaves it out of each stage).
+TEST_ALL_PREPARE := manifests generate fmt vet build localcluster manager-image-bin test-app-bins $(TESTSUMMARY)
+# The order in which the tool make builds the stages' tools: the lanes with the longest way to
+# go first (the kwok and node lanes wait on clusters for most of a run).
+TEST_ALL_TOOL_ORDER := test-e2e test test-realnode verify-copy test-olm test-catalog test-olmv1 test-helm
 TEST_ALL_JOBS ?= 2
-TEST_ALL_MARKS ?= $(LOCALBIN)/.test-all
+TEST_ALL_WORK ?= $(LOCALBIN)/test-all
 # Through a variable, the make of hack/test-all.sh is not this one's sub-make: it makes its
 # own job slots, and `make -n test-all` prints the line instead of running it.
 TEST_ALL_MAKE = $(MAKE)
 .PHONY: test-all
-test-all: | $(LOCALBIN) ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog on a real node. What .ci/run runs.
-	hack/test-all.sh "$(TEST_ALL_MAKE)" $(TEST_ALL_MARKS) $(TEST_ALL_JOBS) $(TEST_ALL_STAGES)
+test-all: | $(LOCALBIN) ## Every test: generated files, unit, envtest, bundle, scorecard, fuzz, end-to-end, OLM v0 and v1, real node, the catalog and the Helm chart on a real node, in lanes side by side. What .ci/run runs.
+	PREPARE="$(TEST_ALL_PREPARE)" TOOL_ORDER="$(TEST_ALL_TOOL_ORDER)" hack/test-all.sh "$(TEST_ALL_MAKE)" $(TEST_ALL_WORK) $(TEST_ALL_JOBS) "$(TEST_ALL_DEADLINES)" $(TEST_ALL_LANES)
 
 .PHONY: bench
 bench: $(ENVTEST_DEPS) ## Benchmarks of the pure builders, the status computation, a scrape of the per-MyApp metrics, and the server-side apply read-back (against envtest).
@@ -220,6 +311,17 @@ verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgr
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
+
+# verify-copy runs make verify in a copy of the working tree, changes not yet committed
+# included: verify regenerates files (the CRD, the bundle, the chart) that the stages beside it
+# in test-all read, and a file read while it is rewritten is half a file. The copy shares the
+# tool cache and has a bin/ of its own.
+VERIFY_TREE ?= $(LOCALBIN)/verify-tree
+.PHONY: verify-copy
+verify-copy: | $(LOCALBIN)
+	rm -rf $(VERIFY_TREE) && mkdir -p $(VERIFY_TREE)
+	tar -c --exclude=./bin --exclude='./.localcluster*' --exclude=./test-logs -f - . | tar -x -C $(VERIFY_TREE)
+	$(MAKE) -C $(VERIFY_TREE) --no-print-directory verify TOOLS_CACHE=$(TOOLS_CACHE)
 
 # The minimum Kubernetes version the bundle claims: the CSV's minKubeVersion (1.34.0).
 # test/bundle checks the CRD's CEL rules hold it (their quantity() calls need 1.29 or later).
@@ -249,7 +351,7 @@ PINNED_MANAGER = $(IMAGES_DIR)/manager-linux-$(PINNED_ARCH)
 .PHONY: bundle-pinned
 bundle-pinned: $(IMAGE_TOOL) ## Write bundle/ pinned by digest to PINNED_BUNDLE: the manager image for PINNED_ARCH built here (PUSH=1 pushes it to PINNED_IMAGE_REPO), in spec.relatedImages, disconnected "true".
 	mkdir -p $(IMAGES_DIR)
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(PINNED_ARCH) go build -trimpath -o $(PINNED_MANAGER) cmd/main.go
+	GOOS=linux GOARCH=$(PINNED_ARCH) go build -o $(PINNED_MANAGER) ./cmd
 	@out=$$($(IMAGE_TOOL) build --arch $(PINNED_ARCH) --tag $(PINNED_IMAGE_REPO):v$(VERSION) --add $(PINNED_MANAGER):/manager \
 		--entrypoint /manager --user 65532:65532 --output $(IMAGES_DIR)/manager-pinned.tar $(if $(filter 1,$(PUSH)),--push --by-digest)) \
 		|| { echo "$$out"; exit 1; }; echo "$$out"; \
@@ -272,9 +374,14 @@ check-operatorhub: $(OPERATOR_SDK) bundle-pinned ## The community-operators stat
 
 ##@ Build
 
+# unprepared leaves out what test-all prepares once for all its stages (PREPARED=1): the
+# generated files, fmt and vet, the manager, localcluster and the binaries that go into
+# images. A stage run alone makes them as before: $(call unprepared,targets).
+unprepared = $(if $(filter 1,$(PREPARED)),,$(1))
+
 .PHONY: build
 build: manifests generate fmt vet ## Build the manager binary.
-	go build -o bin/manager cmd/main.go
+	go build -o bin/manager ./cmd
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the operator on this machine against the current kubeconfig.
@@ -291,14 +398,17 @@ docker-push: ## Push the manager image.
 # The same image as the Dockerfile's, built with no container tool: the static manager binary
 # as /manager, user 65532, the user database and /tmp of a distroless static base.
 IMAGES_DIR ?= $(LOCALBIN)/images
-# Static builds of tools that go into images (see their rules under OLM bundle and catalog).
-STATIC_OPM := $(IMAGES_DIR)/opm-$(OPM_VERSION)
+# The tools that go into images: every build is static (CGO_ENABLED=0), so the tool cache's
+# binaries go in as they are.
 GRPC_HEALTH_PROBE_VERSION := $(call tool-version,grpc-health-probe,github.com/grpc-ecosystem/grpc-health-probe)
-STATIC_GRPC_HEALTH_PROBE := $(IMAGES_DIR)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
-.PHONY: image-build
-image-build: $(IMAGE_TOOL) ## Build the manager image IMG without Docker into bin/images/manager.tar; PUSH=1 also pushes it.
+GRPC_HEALTH_PROBE ?= $(call tool-dir,grpc-health-probe,$(GRPC_HEALTH_PROBE_VERSION),$(call tool-key,grpc-health-probe))/grpc-health-probe
+UNTAR ?= $(LOCALBIN)/untar
+# The manager for the image, built for Linux (the same binary as bin/manager on a Linux machine).
+manager-image-bin:
 	mkdir -p $(IMAGES_DIR)
-	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/manager cmd/main.go
+	GOOS=linux go build -o $(IMAGES_DIR)/manager ./cmd
+.PHONY: image-build manager-image-bin
+image-build: $(IMAGE_TOOL) $(call unprepared,manager-image-bin) ## Build the manager image IMG without Docker into bin/images/manager.tar; PUSH=1 also pushes it.
 	$(IMAGE_TOOL) build --tag $(IMG) --add $(IMAGES_DIR)/manager:/manager --entrypoint /manager \
 		--user 65532:65532 --output $(IMAGES_DIR)/manager.tar $(if $(filter 1,$(PUSH)),--push)
 
@@ -407,8 +517,8 @@ catalogcheck: | $(LOCALBIN)
 # registry pod's probes exec it). opm builds its serve cache in /tmp when it starts, as the
 # image's non-root user: a cache built here would belong to root, and opm opens it read-write. Into bin/images/catalog.tar; PUSH=1 also pushes it.
 .PHONY: catalog-build
-catalog-build: $(IMAGE_TOOL) $(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) ## Build the catalog image CATALOG_IMG without Docker into bin/images/catalog.tar; PUSH=1 also pushes it.
-	$(IMAGE_TOOL) build --tag $(CATALOG_IMG) --add $(STATIC_OPM):/bin/opm --add $(STATIC_GRPC_HEALTH_PROBE):/bin/grpc_health_probe \
+catalog-build: $(IMAGE_TOOL) $(OPM) $(GRPC_HEALTH_PROBE) ## Build the catalog image CATALOG_IMG without Docker into bin/images/catalog.tar; PUSH=1 also pushes it.
+	$(IMAGE_TOOL) build --tag $(CATALOG_IMG) --add $(OPM):/bin/opm --add $(GRPC_HEALTH_PROBE):/bin/grpc_health_probe \
 		--add catalog:/configs --label operators.operatorframework.io.index.configs.v1=/configs --env PATH=/bin \
 		--entrypoint /bin/opm,serve,/configs,--cache-dir=/tmp/cache,--cache-enforce-integrity=false --output $(IMAGES_DIR)/catalog.tar $(if $(filter 1,$(PUSH)),--push)
 
@@ -428,15 +538,16 @@ catalog-docker-build: ## Build the catalog image from catalog.Dockerfile with a 
 NODE ?= kwok
 CLUSTER_STATE ?= $(CURDIR)/.localcluster
 CLUSTER_KUBECONFIG := $(CLUSTER_STATE)/kubeconfig
-LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --kwok $(KWOK) \
+LOCALCLUSTER := $(LOCALBIN)/localcluster --state $(CLUSTER_STATE) --bin $(K8S_BIN) --node-bin $(K8S_NODE_BIN) --kwok $(KWOK) \
 	--node $(NODE) --image-tool $(IMAGE_TOOL) --pause $(PAUSE)
 CONTROL_PLANE_DEPS := $(K8S_BIN)/etcd $(K8S_BIN)/kube-apiserver $(K8S_BIN)/kube-controller-manager \
 	$(K8S_BIN)/kube-scheduler $(KUBECTL)
-REALNODE_DEPS := realnode-packages $(K8S_BIN)/kubelet $(K8S_BIN)/kube-proxy $(IMAGE_TOOL) $(PAUSE)
+REALNODE_DEPS := realnode-packages $(K8S_NODE_BIN)/kubelet $(K8S_NODE_BIN)/kube-proxy $(IMAGE_TOOL) $(PAUSE)
 CLUSTER_DEPS := $(CONTROL_PLANE_DEPS) $(if $(filter real,$(NODE)),$(REALNODE_DEPS),$(KWOK))
 
 # The Debian packages a real node needs. Installed when this runs as root with apt-get (CI
-# does); anyone else is told what to install.
+# does), with retries and deadlines (a mirror that stalls must not hold a CI run); anyone
+# else is told what to install.
 # busybox-static is for make test-realnode only: the shell, cat, gzip and cp that the images
 # of operator-sdk run bundle and OLM's bundle unpacking run.
 REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables busybox-static
@@ -448,7 +559,12 @@ realnode-packages: ## Install the Debian packages a real node needs (as root wit
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "Installing the Debian packages a real node needs: $(REALNODE_PACKAGES)"; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(REALNODE_PACKAGES); \
+		for try in 1 2 3; do \
+			timeout 300 apt-get -o Acquire::Retries=3 -o Acquire::http::Timeout=30 update -q && \
+			DEBIAN_FRONTEND=noninteractive timeout 600 apt-get -o Acquire::Retries=3 -o Acquire::http::Timeout=30 \
+				install -y -q $(REALNODE_PACKAGES) && exit 0; \
+			echo "apt-get failed (try $$try of 3)"; sleep $$((try * 10)); \
+		done; exit 1; \
 	else \
 		echo "A real node (NODE=real, make test-realnode) needs root and the Debian packages:"; \
 		echo "  $(REALNODE_PACKAGES)"; \
@@ -534,7 +650,7 @@ E2E_FLAGS ?=
 E2E_MANAGER ?= $(CURDIR)/bin/manager
 .PHONY: test-e2e
 TEST_E2E_TOOLS = $(CLUSTER_DEPS) $(KUSTOMIZE) $(PROMETHEUS_BIN)/prometheus
-test-e2e: manifests build localcluster $(TEST_E2E_TOOLS) ## End-to-end tests on a fresh local cluster, the operator run as a separate process, a real Prometheus on its metrics.
+test-e2e: $(call unprepared,manifests build localcluster) $(TEST_E2E_TOOLS) ## End-to-end tests on a fresh local cluster, the operator run as a separate process, a real Prometheus on its metrics.
 	$(call on-own-cluster,$(E2E_STATE),e2e-run)
 
 .PHONY: e2e-run
@@ -544,7 +660,7 @@ e2e-run:
 	$(call wait-established,crd/myapps.example.com)
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_MANAGER=$(E2E_MANAGER) E2E_KUBECTL=$(KUBECTL) E2E_LOCALCLUSTER=$(LOCALBIN)/localcluster \
 		E2E_PROMETHEUS=$(PROMETHEUS_BIN)/prometheus \
-		go -C test test ./e2e/ -v -count=1 -timeout 20m -ginkgo.v $(E2E_FLAGS)
+		go -C test test ./e2e/ -v -count=1 -timeout 16m -ginkgo.v $(E2E_FLAGS)
 	$(LOCALCLUSTER) status
 
 # make mutation-check (not in CI; see hack/mutation-check.sh): builds deliberately broken
@@ -574,26 +690,29 @@ RELEASE_COMMIT_0.2.0 := fc1f2f4b97763ff09805f4ec32b4e81ff0fac2f5
 RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
 RELEASE_COMMIT_0.3.1 := 1aefbf2bf8cc520b00e888e547f1e4ae6d90ee5d
 RELEASE_COMMIT_0.3.2 := 0e8f950c2e2900eef2fa26867ccab611a3662b5d
-released-manager = $(LOCALBIN)/manager-v$(1)-$(RELEASE_COMMIT_$(1))
+# In the tool cache, keyed by the commit and the build's flags and Go release.
+RELEASED_KEY := $(shell echo '$(GO_RELEASE) CGO_ENABLED=$(CGO_ENABLED) $(GOFLAGS)' | sha256sum | cut -c1-12)
+released-manager = $(TOOLS_CACHE)/manager-v$(1)-$(RELEASE_COMMIT_$(1))-$(RELEASED_KEY)/manager
 MANAGER_0_2_0 := $(call released-manager,0.2.0)
 MANAGER_0_3_0 := $(call released-manager,0.3.0)
 MANAGER_0_3_1 := $(call released-manager,0.3.1)
 MANAGER_0_3_2 := $(call released-manager,0.3.2)
-# Their static builds, for the images of make test-catalog.
+# Those whose images make test-catalog pushes (every build is static: the same binaries).
 RELEASED_VERSIONS := 0.2.0 0.3.0
-RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)))
+RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(call released-manager,$(v)))
 # One release's build after the other's: at once, both would compile the dependencies they share.
 $(MANAGER_0_3_0): | $(MANAGER_0_2_0)
 $(MANAGER_0_3_1): | $(MANAGER_0_3_0)
 $(MANAGER_0_3_2): | $(MANAGER_0_3_1)
-$(word 2,$(RELEASED_MANAGER_IMAGES)): | $(word 1,$(RELEASED_MANAGER_IMAGES))
-$(LOCALBIN)/manager-v%: | $(LOCALBIN)
-	@echo "Building the manager of release $(firstword $(subst -, ,$*)) from commit $(lastword $(subst -, ,$*)) (once)"
-	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
-		(cd "$$src" && $(GO_TOOL_BUILD) -o $@ ./cmd/main.go)
+$(TOOLS_CACHE)/manager-v%/manager:
+	@echo "Building the manager of release $(word 1,$(subst -, ,$*)) from commit $(word 2,$(subst -, ,$*)) (once, into $(TOOLS_CACHE))"
+	mkdir -p $(TOOLS_CACHE)
+	tmp=$$(mktemp -d $(@D).building-XXXXXX) && src=$$(mktemp -d) && trap 'rm -rf "$$tmp" "$$src"' EXIT && \
+		git archive $(word 2,$(subst -, ,$*)) | tar -x -C "$$src" && (cd "$$src" && $(GO_TOOL_BUILD) -o $$tmp/manager ./cmd/main.go) && \
+		chmod 755 "$$tmp" && { mv -T "$$tmp" $(@D) 2>/dev/null || test -d $(@D); }
 .PHONY: test-olm
 TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2)
-test-olm: build localcluster $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0, 0.3.1 and 0.3.2.
+test-olm: $(call unprepared,build localcluster) $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0, 0.3.1 and 0.3.2.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -605,7 +724,7 @@ olm-run:
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
 		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) \
-		go -C test test ./olm/ -v -count=1 -timeout 25m -ginkgo.v $(OLM_FLAGS)
+		go -C test test ./olm/ -v -count=1 -timeout 12m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
@@ -614,10 +733,10 @@ olm-run:
 # 0.2.0 and upgrade it through 0.3.0, 0.3.1 and 0.3.2 to this version, each release's manager serving.
 OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
-OLMV1_BIN ?= $(LOCALBIN)/olmv1-$(OLMV1_VERSION)
+OLMV1_BIN ?= $(call tool-dir,olmv1,$(OLMV1_VERSION),$(call tool-key,olmv1,$(OPENPGP_TAGS)))
 .PHONY: test-olmv1
 TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2)
-test-olmv1: build localcluster $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
+test-olmv1: $(call unprepared,build localcluster) $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
 .PHONY: olmv1-run
@@ -627,7 +746,7 @@ olmv1-run:
 		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
 		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
-		go -C test test ./olmv1/ -v -count=1 -timeout 15m -ginkgo.v
+		go -C test test ./olmv1/ -v -count=1 -timeout 8m -ginkgo.v
 	$(LOCALCLUSTER) status
 
 # The real-node test: the manager image built without Docker and pushed to the cluster's
@@ -635,33 +754,32 @@ olmv1-run:
 # MyApp of the test app (test/app, one image per version) that really runs.
 REALNODE_STATE ?= $(CURDIR)/.localcluster-realnode
 # e.g. REALNODE_FLAGS='-ginkgo.label-filter=pod-problems' runs one story (the images are built all the same).
-REALNODE_FLAGS ?=
+# The test app (test/app), one binary per version, each in an image of its own that every
+# real-node test pushes to its cluster's registry: $(call push-test-apps,registry).
 TEST_APP_VERSIONS := v1 v2
-# scorecard-test, opm and OLM's cpb in images need static binaries. Linking their cgo builds
-# statically reuses every package compiled for operator-sdk, opm and OLM, where
-# CGO_ENABLED=0 would compile them all again (about two minutes each, cold); the linker's
-# warning about getaddrinfo does not apply, as they look up no host names.
-STATIC_CGO_LDFLAGS := -ldflags "-linkmode external -extldflags -static"
+.PHONY: test-app-bins
+test-app-bins:
+	mkdir -p $(IMAGES_DIR)
+	for v in $(TEST_APP_VERSIONS); do go -C test build -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app || exit 1; done
+define push-test-apps
+for v in $(TEST_APP_VERSIONS); do $(IMAGE_TOOL) build --tag $(1)/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push || exit 1; done
+endef
+REALNODE_FLAGS ?=
 .PHONY: test-realnode
-TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(STATIC_OPM) $(TRAEFIK)
-test-realnode: manifests localcluster $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
+TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb \
+	$(OPM) $(TRAEFIK) $(UNTAR)
+test-realnode: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
 .PHONY: realnode-run
 realnode-run:
 	$(LOCALCLUSTER) up
 	reg=$$($(LOCALCLUSTER) registry); \
-	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
-	for v in $(TEST_APP_VERSIONS); do \
-		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app; \
-		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
-	done; \
-	(cd hack/tools/operator-sdk && go build -tags containers_image_openpgp $(STATIC_CGO_LDFLAGS) \
-		-o $(IMAGES_DIR)/scorecard-test github.com/operator-framework/operator-sdk/images/scorecard-test); \
-	$(IMAGE_TOOL) build --tag $$reg/scorecard-test:$(OPERATOR_SDK_VERSION) --add $(IMAGES_DIR)/scorecard-test:/usr/local/bin/scorecard-test \
+	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1 PREPARED=1; \
+	$(call push-test-apps,$$reg); \
+	$(IMAGE_TOOL) build --tag $$reg/scorecard-test:$(OPERATOR_SDK_VERSION) --add $(SCORECARD_TEST):/usr/local/bin/scorecard-test \
 		--entrypoint /usr/local/bin/scorecard-test --push; \
-	(cd hack/tools/image && CGO_ENABLED=0 go build -o $(IMAGES_DIR)/untar ./untar); \
-	$(IMAGE_TOOL) build --tag $$reg/scorecard-untar:local --add $(IMAGES_DIR)/untar:/untar --entrypoint /untar --push; \
+	$(IMAGE_TOOL) build --tag $$reg/scorecard-untar:local --add $(UNTAR):/untar --entrypoint /untar --push; \
 	$(MAKE) --no-print-directory run-bundle-images REGISTRY=$$reg; \
 	$(IMAGE_TOOL) build --tag $$reg/traefik:$(TRAEFIK_VERSION) --add $(TRAEFIK):/traefik --entrypoint /traefik --push; \
 	go mod download sigs.k8s.io/gateway-api; \
@@ -675,7 +793,7 @@ realnode-run:
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
 		E2E_REGISTRY_CA=$(CLUSTER_STATE)/pki/ca.crt E2E_BUNDLE_IMAGE=$$tls/myapp-operator-bundle:v$(VERSION) \
 		E2E_INDEX_IMAGE=$$tls/opm:local E2E_DECOMPRESSION_IMAGE=$$tls/busybox:local E2E_OLM_UTIL_IMAGE=$$tls/olm-util:local \
-		go -C test test ./realnode/ -v -count=1 -timeout 15m -ginkgo.v $(REALNODE_FLAGS)
+		go -C test test ./realnode/ -v -count=1 -timeout 16m -ginkgo.v $(REALNODE_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The catalog test: the operator installed from the catalog image, as a user installs it from
@@ -689,32 +807,29 @@ CATALOG_TEST_STATE ?= $(CURDIR)/.localcluster-catalog
 CATALOG_TEST_FLAGS ?=
 .PHONY: test-catalog
 TEST_CATALOG_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLMV1_BIN)/operator-controller \
-	$(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $(RELEASED_MANAGER_IMAGES) $(OPM)
-test-catalog: manifests localcluster $(TEST_CATALOG_TOOLS) ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps; install the pinned bundle from a digest-only mirror.
+	$(OPM) $(GRPC_HEALTH_PROBE) $(RELEASED_MANAGER_IMAGES) $(OPM)
+test-catalog: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_CATALOG_TOOLS) ## Install from the catalog image with OLM v0 and v1 on a real node, upgrade 0.2.0 to this version under traffic, uninstall and reinstall keeping the apps; install the pinned bundle from a digest-only mirror.
 	$(call on-own-cluster,$(CATALOG_TEST_STATE),catalog-run NODE=real)
 
 .PHONY: catalog-run
 catalog-run:
 	$(LOCALCLUSTER) up
 	reg=$$($(LOCALCLUSTER) registry); pub=$$reg/example.com; \
-	$(MAKE) --no-print-directory image-build IMG=$$pub/myapp-operator:v$(VERSION) PUSH=1; \
+	$(MAKE) --no-print-directory image-build IMG=$$pub/myapp-operator:v$(VERSION) PUSH=1 PREPARED=1; \
 	$(MAKE) --no-print-directory bundle-pinned PINNED_IMAGE_REPO=example.com/disconnected/myapp-operator \
 		PINNED_BUNDLE=$(LOCALBIN)/bundle-disconnected || exit 1; \
-	mirror=$$(hack/catalog/disconnected.sh $(IMAGE_TOOL) $(OPM) $(STATIC_OPM) $(STATIC_GRPC_HEALTH_PROBE) $$reg \
+	mirror=$$(hack/catalog/disconnected.sh $(IMAGE_TOOL) $(OPM) $(OPM) $(GRPC_HEALTH_PROBE) $$reg \
 		$(LOCALBIN)/bundle-disconnected $(PINNED_MANAGER) $(PINNED_ARCH)) || exit 1; \
 	$(MAKE) --no-print-directory released-manager-images REGISTRY=$$pub; \
 	hack/catalog/push-bundles.sh $(IMAGE_TOOL) $$reg $(BUNDLE_REPO) $(RELEASED_BUNDLES) $(BUNDLE_DIR) >/dev/null; \
 	$(MAKE) --no-print-directory catalog-build CATALOG_IMG=$$pub/myapp-operator-catalog:latest PUSH=1; \
 	$(MAKE) --no-print-directory olm-images REGISTRY=$$reg; \
-	for v in $(TEST_APP_VERSIONS); do \
-		CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=$$v" -o $(abspath $(IMAGES_DIR))/test-app-$$v ./app; \
-		$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:$$v --add $(IMAGES_DIR)/test-app-$$v:/app --entrypoint /app --push; \
-	done; \
+	$(call push-test-apps,$$reg); \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_REGISTRY=$$reg E2E_APP_IMAGE=$$reg/myapp-test-app E2E_MIRROR_CATALOG=$$mirror \
 		E2E_OLM_BIN=$(OLM_BIN) E2E_OLM_CRDS="$$(cd hack/tools/olm && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds" \
 		E2E_OPM_IMAGE=$$reg/opm:local E2E_OLM_UTIL_IMAGE=$$reg/olm-util:local \
 		E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
-		go -C test test ./catalog/ -v -count=1 -timeout 30m -ginkgo.v $(CATALOG_TEST_FLAGS)
+		go -C test test ./catalog/ -v -count=1 -timeout 16m -ginkgo.v $(CATALOG_TEST_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The images operator-sdk run bundle and OLM need, built here because the upstream ones cannot
@@ -739,27 +854,18 @@ run-bundle-images: olm-images
 # gzip and cp; OLM's cpb).
 OLM_IMAGES_DIR = $(IMAGES_DIR)/olm
 .PHONY: olm-images
-olm-images: $(IMAGE_TOOL) $(STATIC_OPM)
+olm-images: $(IMAGE_TOOL) $(OPM) $(OLM_BIN)/cpb
 	rm -rf $(OLM_IMAGES_DIR) && mkdir -p $(OLM_IMAGES_DIR)/configs && touch $(OLM_IMAGES_DIR)/configs/.indexignore
-	cd hack/tools/olm && go build $(STATIC_CGO_LDFLAGS) -o $(OLM_IMAGES_DIR)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	$(IMAGE_TOOL) build --tag $(REGISTRY)/busybox:local --push --add /bin/busybox:/bin/busybox \
 		$(foreach t,sh cat gzip cp,--link /bin/$(t)=busybox)
-	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(STATIC_OPM):/bin/opm \
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/opm:local --push --entrypoint /bin/opm --add $(OPM):/bin/opm \
 		--add /bin/busybox:/bin/busybox --link /bin/sh=busybox --add $(OLM_IMAGES_DIR)/configs:/configs \
 		--label operators.operatorframework.io.index.configs.v1=/configs
-	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(OLM_IMAGES_DIR)/cpb:/bin/cpb \
+	$(IMAGE_TOOL) build --tag $(REGISTRY)/olm-util:local --push --add $(OLM_BIN)/cpb:/bin/cpb \
 		--add /bin/busybox:/bin/busybox --link /bin/cp=busybox
 
-# Static builds for images. opm and cpb link their cgo builds statically, as scorecard-test is;
-# grpc_health_probe has no cgo.
-# After opm, whose compiled packages the static link reuses.
-$(STATIC_OPM): | $(OPM)
-	mkdir -p $(IMAGES_DIR)
-	cd hack/tools/opm && $(GO_TOOL_BUILD) -tags "json1 containers_image_openpgp" $(STATIC_CGO_LDFLAGS) \
-		-o $@ github.com/operator-framework/operator-registry/cmd/opm
-$(STATIC_GRPC_HEALTH_PROBE):
-	mkdir -p $(IMAGES_DIR)
-	cd hack/tools/grpc-health-probe && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -o $@ github.com/grpc-ecosystem/grpc-health-probe
+$(GRPC_HEALTH_PROBE):
+	$(call go-build-tool,grpc-health-probe,$(@D),github.com/grpc-ecosystem/grpc-health-probe)
 
 # The manager images of the releases the upgrade tests start from, pushed to REGISTRY as the
 # bundles of releases/ name them (example.com/myapp-operator:v<version>, under REGISTRY):
@@ -767,88 +873,64 @@ $(STATIC_GRPC_HEALTH_PROBE):
 .PHONY: released-manager-images
 released-manager-images: $(IMAGE_TOOL) $(RELEASED_MANAGER_IMAGES)
 	$(foreach v,$(RELEASED_VERSIONS),$(IMAGE_TOOL) build --tag $(REGISTRY)/myapp-operator:v$(v) \
-		--add $(IMAGES_DIR)/manager-v$(v)-$(RELEASE_COMMIT_$(v)):/manager --entrypoint /manager --user 65532:65532 --push;)
-$(IMAGES_DIR)/manager-v%:
-	mkdir -p $(IMAGES_DIR)
-	src=$$(mktemp -d) && trap 'rm -rf "$$src"' EXIT && git archive $(lastword $(subst -, ,$*)) | tar -x -C "$$src" && \
-		(cd "$$src" && CGO_ENABLED=0 GOOS=linux $(GO_TOOL_BUILD) -trimpath -o $@ ./cmd/main.go)
+		--add $(call released-manager,$(v)):/manager --entrypoint /manager --user 65532:65532 --push;)
 
-##@ Tools (built from source into bin/)
+##@ Tools (built from source into the tool cache)
 
 .PHONY: tools
 tools: $(filter-out realnode-packages,$(VERIFY_TOOLS) $(TEST_TOOLS) $(TEST_E2E_TOOLS) $(TEST_OLM_TOOLS) $(TEST_OLMV1_TOOLS) $(TEST_REALNODE_TOOLS) $(TEST_CATALOG_TOOLS)) ## Build every tool the tests need (make -j3 tools builds three at a time).
 
-$(CONTROLLER_GEN): | $(LOCALBIN)
-	$(call go-build-tool,controller-gen,$@,sigs.k8s.io/controller-tools/cmd/controller-gen)
-$(KUSTOMIZE): | $(LOCALBIN)
-	$(call go-build-tool,kustomize,$@,sigs.k8s.io/kustomize/kustomize/v5)
-$(GOLANGCI_LINT): | $(LOCALBIN)
-	$(call go-build-tool,golangci-lint,$@,github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
-$(KUBE_SCORE): | $(LOCALBIN)
-	$(call go-build-tool,kube-score,$@,github.com/zegl/kube-score/cmd/kube-score)
-$(KUBECONFORM): | $(LOCALBIN)
-	$(call go-build-tool,kubeconform,$@,github.com/yannh/kubeconform/cmd/kubeconform)
-$(CRD_REF_DOCS): | $(LOCALBIN)
-	$(call go-build-tool,crd-ref-docs,$@,github.com/elastic/crd-ref-docs)
-# Traefik runs as a pod of an image holding only its binary: static (CGO_ENABLED=0), and
-# without its symbol tables, which are half of its size.
-$(TRAEFIK): | $(LOCALBIN)
-	@echo "Building traefik from the Go module proxy (once per version)"
-	cd hack/tools/traefik && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -ldflags "-s -w" -o $@ github.com/traefik/traefik/v3/cmd/traefik
-# Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
-# So are its pluggable service discoveries (remove_all_sd): the tests scrape static
-# targets, and the cloud SDKs the others need are much of the build (docs/performance/build-times.md).
-$(PROMTOOL) $(PROMETHEUS_BIN)/prometheus &: | $(LOCALBIN)
-	$(call go-build-tool,prometheus,$(PROMETHEUS_BIN)/,github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool,-tags remove_all_sd)
-# Built from source, operator-sdk would call itself "unknown" in the bundle's metadata.
-SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
-$(OPERATOR_SDK): | $(LOCALBIN)
-	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/cmd/operator-sdk,-tags containers_image_openpgp \
-		-ldflags "-X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)")
-# OLM v1: operator-controller and catalogd, one folder per version.
-$(OLMV1_BIN)/operator-controller: | $(LOCALBIN)
-	$(call go-build-tool,olmv1,$(OLMV1_BIN)/,github.com/operator-framework/operator-controller/cmd/operator-controller \
-		github.com/operator-framework/operator-controller/cmd/catalogd,-tags containers_image_openpgp)
-# After operator-sdk: the same module, whose packages it then finds compiled.
-$(SCORECARD_TEST): | $(LOCALBIN) $(OPERATOR_SDK)
-	$(call go-build-tool,operator-sdk,$@,github.com/operator-framework/operator-sdk/images/scorecard-test,-tags containers_image_openpgp)
-$(OPM): | $(LOCALBIN)
-	$(call go-build-tool,opm,$@,github.com/operator-framework/operator-registry/cmd/opm,-tags "json1 containers_image_openpgp")
-# OLM's two operators, run out of cluster by the OLM end-to-end test.
-# One go build for both, after opm's: the two share most of their packages, and with opm the
-# Kubernetes libraries; two go builds at once would each compile what they share.
-$(OLM_BIN)/olm $(OLM_BIN)/catalog &: | $(LOCALBIN) $(OPM)
-	$(call go-build-tool,olm,$(OLM_BIN)/,$(addprefix github.com/operator-framework/operator-lifecycle-manager/cmd/,olm catalog))
-# Stamp the release into the binaries, as Kubernetes' own build does; otherwise the API server
-# reports v0.0.0 and OLM refuses any CSV with a minKubeVersion.
-K8S_VERSION_LDFLAGS := $(foreach pkg,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
-	-X $(pkg).gitVersion=$(KUBERNETES_VERSION) -X $(pkg).gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
-	-X $(pkg).gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) -X $(pkg).gitTreeState=clean)
+$(CONTROLLER_GEN):
+	$(call go-build-tool,controller-gen,$(@D),sigs.k8s.io/controller-tools/cmd/controller-gen)
+$(KUSTOMIZE):
+	$(call go-build-tool,kustomize,$(@D),sigs.k8s.io/kustomize/kustomize/v5)
+$(GOLANGCI_LINT):
+	$(call go-build-tool,golangci-lint,$(@D),github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
+$(KUBE_SCORE):
+	$(call go-build-tool,kube-score,$(@D),github.com/zegl/kube-score/cmd/kube-score)
+$(KUBECONFORM):
+	$(call go-build-tool,kubeconform,$(@D),github.com/yannh/kubeconform/cmd/kubeconform)
+$(CRD_REF_DOCS):
+	$(call go-build-tool,crd-ref-docs,$(@D),github.com/elastic/crd-ref-docs)
+$(TRAEFIK):
+	@echo "Building traefik from the Go module proxy, trimmed (once per version, into $(TOOLS_CACHE))"
+	mkdir -p $(TOOLS_CACHE)
+	tmp=$$(mktemp -d $(@D).building-XXXXXX) && trap 'rm -rf "$$tmp"' EXIT && cd hack/tools/traefik && \
+		trim/trim.sh $$tmp/src && $(GO_TOOL_BUILD) -modfile $$tmp/src/go.mod $(TRAEFIK_FLAGS) -o $$tmp/bin/ github.com/traefik/traefik/v3/cmd/traefik && \
+		chmod 755 "$$tmp/bin" && { mv -T "$$tmp/bin" $(@D) 2>/dev/null || test -d $(@D); }
+$(PROMTOOL) $(PROMETHEUS_BIN)/prometheus &:
+	$(call go-build-tool,prometheus,$(PROMETHEUS_BIN),github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool,$(PROMETHEUS_FLAGS))
+# OLM v1: operator-controller and catalogd.
+$(OLMV1_BIN)/operator-controller $(OLMV1_BIN)/catalogd &:
+	$(call go-build-tool,olmv1,$(OLMV1_BIN),github.com/operator-framework/operator-controller/cmd/operator-controller \
+		github.com/operator-framework/operator-controller/cmd/catalogd,$(OPENPGP_TAGS))
+# OLM's two operators, run out of cluster by the OLM end-to-end test, its cpb, which the util
+# image of the real-node stories holds, opm, operator-sdk and scorecard-test: one go build, as
+# they share most of their packages (operator-registry, OLM's API, controller-runtime and the
+# Kubernetes libraries).
+$(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb $(OPM) $(OPERATOR_SDK) $(SCORECARD_TEST) &:
+	$(call go-build-tool,olm,$(OLM_BIN),$(addprefix github.com/operator-framework/operator-lifecycle-manager/,cmd/olm cmd/catalog util/cpb) \
+		github.com/operator-framework/operator-registry/cmd/opm github.com/operator-framework/operator-sdk/cmd/operator-sdk \
+		github.com/operator-framework/operator-sdk/images/scorecard-test,$(OLM_FLAGS))
 # One go build for the control plane: Kubernetes, etcd and kwok share most of their packages
 # (hack/tools/kubernetes keeps them on the same versions), and it links them side by side.
-# DWARF is left out (-s -w): nobody steps through the control plane in a debugger here; it
-# saves the linker that work and a third of the size (kube-apiserver 144 -> 101 MB), and
-# stack traces and profiles keep their function names. kubelet and kube-proxy run only the
-# real node (NODE=real), so they are a second go build, which reuses every package the first
-# compiled.
+# kubelet and kube-proxy run only the real node (NODE=real), so they are a second go build,
+# which reuses every package the first compiled.
 K8S_BINARIES := kube-apiserver kube-controller-manager kube-scheduler kubectl
 K8S_NODE_BINARIES := kubelet kube-proxy
-K8S_BUILD_FLAGS = -ldflags "-s -w $(K8S_VERSION_LDFLAGS)"
-$(addprefix $(K8S_BIN)/,$(K8S_BINARIES) etcd) $(KWOK) &:
-	@echo "Building $(K8S_BINARIES) $(KUBERNETES_VERSION), etcd $(ETCD_VERSION) and kwok $(KWOK_VERSION) from the Go module proxy (once per version)"
-	mkdir -p $(K8S_BIN)
-	cd hack/tools/kubernetes && $(GO_TOOL_BUILD) $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ \
-		$(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES)) ./etcd sigs.k8s.io/kwok/cmd/kwok
-	mv $(K8S_BIN)/kwok $(KWOK)
-$(addprefix $(K8S_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserver
-	@echo "Building $(K8S_NODE_BINARIES) $(KUBERNETES_VERSION) from the Go module proxy (once per version)"
-	cd hack/tools/kubernetes && $(GO_TOOL_BUILD) $(K8S_BUILD_FLAGS) -o $(K8S_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(K8S_NODE_BINARIES))
-# The image tool (hack/tools/image: images from static binaries, and the registry) and the
-# sandbox image's program; both are ours, so they rebuild when their source changes.
+$(addprefix $(K8S_BIN)/,$(K8S_BINARIES) etcd kwok) &:
+	$(call go-build-tool,kubernetes,$(K8S_BIN),$(addprefix k8s.io/kubernetes/cmd/,$(K8S_BINARIES)) ./etcd sigs.k8s.io/kwok/cmd/kwok,$(K8S_BUILD_FLAGS))
+$(addprefix $(K8S_NODE_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserver
+	$(call go-build-tool,kubernetes,$(K8S_NODE_BIN),$(addprefix k8s.io/kubernetes/cmd/,$(K8S_NODE_BINARIES)),$(K8S_BUILD_FLAGS))
+# The image tool (hack/tools/image: images from static binaries, and the registry), the
+# sandbox image's program and the scorecard's untar; all ours, so they live in bin/ and
+# rebuild when their source changes.
 $(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
 	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ .
 $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)
-	cd hack/tools/image && CGO_ENABLED=0 $(GO_TOOL_BUILD) -trimpath -o $@ ./pause
+	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ ./pause
+$(UNTAR): hack/tools/image/untar/main.go | $(LOCALBIN)
+	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ ./untar
 
 ##@ Benchmarks
 
@@ -858,9 +940,10 @@ bench-scale: manifests $(ENVTEST_DEPS) $(CONTROL_PLANE_DEPS) $(KWOK) localcluste
 	go -C test build -o $(abspath $(LOCALBIN))/bench-scale ./scale
 	$(LOCALBIN)/bench-scale $(BENCH_SCALE_FLAGS) -localcluster $(LOCALBIN)/localcluster -k8s-bin $(K8S_BIN) -kwok $(KWOK)
 
-# The tools of each stage of test-all, for its tool make (hack/test-all.sh).
-.PHONY: $(addprefix test-all-tools-,$(TEST_ALL_STAGES))
-test-all-tools-verify: $(VERIFY_TOOLS)
+# The tools of test-all's prepare step and of each stage, for its tool make (hack/test-all.sh).
+.PHONY: test-all-tools-prepare $(addprefix test-all-tools-,$(TEST_ALL_STAGES))
+test-all-tools-prepare: $(CONTROLLER_GEN)
+test-all-tools-verify-copy: $(VERIFY_TOOLS)
 test-all-tools-test: $(TEST_TOOLS)
 test-all-tools-test-e2e: $(TEST_E2E_TOOLS)
 test-all-tools-test-olm: $(TEST_OLM_TOOLS)
@@ -875,7 +958,6 @@ test-all-tools-test-catalog: $(TEST_CATALOG_TOOLS)
 # those objects: it says nothing config/ does not. make verify regenerates it and fails when
 # the committed chart differs (docs/operations/helm.md).
 HELM_VERSION := $(call tool-version,helm,helm.sh/helm/v3)
-HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 HELM_CHART := charts/myapp-operator
 HELM_CHART_WORK := $(LOCALBIN)/helmchart
 # Helm's version, and the Kubernetes version helm template and helm lint assume (Helm's own
@@ -884,6 +966,8 @@ HELM_CHART_WORK := $(LOCALBIN)/helmchart
 HELM_K8S_MINOR = $(word 2,$(subst ., ,$(call tool-version,helm,k8s.io/client-go)))
 HELM_LDFLAGS = -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
 	$(foreach p,chartutil lint/rules,-X helm.sh/helm/v3/pkg/$(p).k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$(p).k8sVersionMinor=$(HELM_K8S_MINOR))
+HELM_KEY := $(call tool-key,helm,$(HELM_LDFLAGS))
+HELM ?= $(call tool-dir,helm,$(HELM_VERSION),$(HELM_KEY))/helm
 
 .PHONY: helm-chart
 helm-chart: manifests $(KUSTOMIZE) ## Generate the Helm chart (charts/myapp-operator) from kustomize build config/default and config/monitoring.
@@ -905,12 +989,12 @@ helm-chart-check: helm-chart $(HELM) $(KUSTOMIZE) ## Regenerate the Helm chart, 
 	$(HELM) lint --strict $(HELM_CHART) $(HELM_ALL_ON)
 	cd hack/helmchart && HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) go test ./... -count=1
 
-$(HELM): | $(LOCALBIN)
-	$(call go-build-tool,helm,$@,helm.sh/helm/v3/cmd/helm,-ldflags "$(HELM_LDFLAGS)")
+$(HELM):
+	$(call go-build-tool,helm,$(@D),helm.sh/helm/v3/cmd/helm,-ldflags "$(HELM_LDFLAGS)")
 
 LINT_MODULES += hack/helmchart
 lint-manifests: $(HELM)
-test-all-tools-verify: $(HELM)
+test-all-tools-verify-copy: $(HELM)
 tools: $(HELM)
 
 # make test-helm: the chart as a platform team without OLM uses it, on the real node of a local
@@ -925,7 +1009,7 @@ HELM_TEST_FLAGS ?=
 # included.
 HELM_PREVIOUS := 0.3.2
 HELM_PREVIOUS_CHART := $(LOCALBIN)/chart-$(HELM_PREVIOUS)
-HELM_PREVIOUS_MANAGER := $(IMAGES_DIR)/manager-v$(HELM_PREVIOUS)-$(RELEASE_COMMIT_$(HELM_PREVIOUS))
+HELM_PREVIOUS_MANAGER := $(call released-manager,$(HELM_PREVIOUS))
 .PHONY: helm-chart-previous
 helm-chart-previous: | $(LOCALBIN) ## Extract the chart of release HELM_PREVIOUS from its release commit into bin/chart-<version>.
 	rm -rf $(HELM_PREVIOUS_CHART) && mkdir -p $(HELM_PREVIOUS_CHART) && \
@@ -933,24 +1017,58 @@ helm-chart-previous: | $(LOCALBIN) ## Extract the chart of release HELM_PREVIOUS
 
 TEST_HELM_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(HELM) $(HELM_PREVIOUS_MANAGER)
 .PHONY: test-helm
-test-helm: manifests localcluster helm-chart-previous $(TEST_HELM_TOOLS) ## Install the previous release's chart on a real node, upgrade to this chart and to a changed value, uninstall and install again; a MyApp serves every request throughout and keeps its pods.
+test-helm: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) helm-chart-previous $(TEST_HELM_TOOLS) ## Install the previous release's chart on a real node, upgrade to this chart and to a changed value, uninstall and install again; a MyApp serves every request throughout and keeps its pods.
 	$(call on-own-cluster,$(HELM_TEST_STATE),helm-run NODE=real)
 
 .PHONY: helm-run
 helm-run:
 	$(LOCALCLUSTER) up
 	reg=$$($(LOCALCLUSTER) registry); \
-	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1; \
+	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1 PREPARED=1; \
 	$(IMAGE_TOOL) build --tag $$reg/myapp-operator:v$(HELM_PREVIOUS) --add $(HELM_PREVIOUS_MANAGER):/manager --entrypoint /manager \
 		--user 65532:65532 --push || exit 1; \
-	CGO_ENABLED=0 go -C test build -trimpath -ldflags "-X main.version=v1" -o $(abspath $(IMAGES_DIR))/test-app-v1 ./app; \
-	$(IMAGE_TOOL) build --tag $$reg/myapp-test-app:v1 --add $(IMAGES_DIR)/test-app-v1:/app --entrypoint /app --push; \
+	$(call push-test-apps,$$reg); \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_HELM=$(HELM) E2E_CHART=$(CURDIR)/$(HELM_CHART) \
 		E2E_PREVIOUS_CHART=$(HELM_PREVIOUS_CHART) E2E_PREVIOUS_TAG=v$(HELM_PREVIOUS) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator E2E_MANAGER_TAG=v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app:v1 \
-		go -C test test ./helm/ -v -count=1 -timeout 15m -ginkgo.v $(HELM_TEST_FLAGS)
+		go -C test test ./helm/ -v -count=1 -timeout 10m -ginkgo.v $(HELM_TEST_FLAGS)
 	$(LOCALCLUSTER) status
-# make test-all (and CI) runs it after the catalog test.
-TEST_ALL_STAGES += test-helm
-.PHONY: test-all-tools-test-helm
 test-all-tools-test-helm: $(TEST_HELM_TOOLS)
+
+# test-all-rescue-<stage>: test-all stopped the stage at its deadline, which its recipe could
+# not survive to keep its cluster's logs and stop its cluster: this does both, and stops what
+# else of the stage runs (its run marker, which test-all gives each stage: envtest's servers,
+# the processes a suite started).
+STAGE_STATE_test-e2e = $(E2E_STATE)
+STAGE_STATE_test-olm = $(OLM_STATE)
+STAGE_STATE_test-olmv1 = $(OLMV1_STATE)
+STAGE_STATE_test-realnode = $(REALNODE_STATE)
+STAGE_STATE_test-catalog = $(CATALOG_TEST_STATE)
+STAGE_STATE_test-helm = $(HELM_TEST_STATE)
+test-all-rescue-%:
+	@state='$(STAGE_STATE_$*)'; if [ -n "$$state" ] && [ -d "$$state" ]; then \
+		hack/keep-logs.sh $$state $(TEST_LOGS)/$*-$$(date -u +%Y%m%dT%H%M%SZ) $(KUBECTL) || true; \
+		$(LOCALBIN)/localcluster --state $$state down || true; fi; \
+	$(LOCALBIN)/localcluster sweep --run "$(MYAPP_OPERATOR_RUN)/$*" || true
+
+# make compile-volume counts what a cold run compiles: every build of hack/compilevolume/builds.txt,
+# its packages keyed as the go command keys its compiles (module versions, build flags), so
+# that a package two builds import at one version and with one set of flags counts once
+# (docs/performance/build-times.md has the figures).
+.PHONY: compile-volume
+compile-volume: | $(LOCALBIN) ## Count the Go source a cold test-all compiles, and what it compiles more than once (hack/compilevolume).
+	rm -rf $(LOCALBIN)/compile-volume && mkdir -p $(LOCALBIN)/compile-volume
+	cd hack/tools/traefik && trim/trim.sh $(LOCALBIN)/compile-volume/traefik
+	$(foreach v,0.2.0 0.3.0 0.3.1 0.3.2,mkdir -p $(LOCALBIN)/compile-volume/manager-$(v) && \
+		git archive $(RELEASE_COMMIT_$(v)) | tar -x -C $(LOCALBIN)/compile-volume/manager-$(v) &&) true
+	go run ./hack/compilevolume -builds hack/compilevolume/builds.txt
+
+.PHONY: sweep
+sweep: localcluster ## Stop what earlier runs left running (any clone) and, as root, remove what their real nodes left on this machine. SWEEP_FLAGS=--dry-run lists it.
+	$(LOCALBIN)/localcluster sweep --keep-run "$(MYAPP_OPERATOR_RUN)" $(SWEEP_FLAGS)
+
+.PHONY: print-tools
+print-tools: ## Print where each tool is (the tool cache) and whether it is built.
+	@$(foreach t,CONTROLLER_GEN KUSTOMIZE OPERATOR_SDK SCORECARD_TEST OPM OLM_BIN OLMV1_BIN GOLANGCI_LINT CRD_REF_DOCS KUBE_SCORE KUBECONFORM \
+		TRAEFIK PROMETHEUS_BIN HELM GRPC_HEALTH_PROBE K8S_BIN K8S_NODE_BIN KUBECTL KWOK,\
+		printf '%-18s %s%s\n' $(t) $($(t)) "$$(test -e $($(t)) || echo '  (not built)')";)

@@ -1,9 +1,0 @@
-//go:build tools
-
-// Package tools pins the version of a build tool; see hack/tools/README.md.
-package tools
-
-import (
-	_ "github.com/operator-framework/operator-sdk/cmd/operator-sdk"
-	_ "github.com/operator-framework/operator-sdk/images/scorecard-test"
-)
