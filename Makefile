@@ -273,20 +273,23 @@ fuzz: $(ENVTEST_DEPS) ## Fuzz every target (builders, status computation, Argo C
 
 # test-all runs the stages in lanes side by side, each stage as `make <stage>` alone runs it
 # and within a deadline, after one prepare step, while a tool make builds the tools of the
-# stages to come, TEST_ALL_JOBS at a time, at the lowest CPU priority (hack/test-all.sh says
-# how and why). A lane holds stages that cannot overlap: the real-node stages share the node's
-# bridge and host ports. The deadlines stay well inside CI's 90 minutes; each suite's own
-# `go test -timeout` fires first, so that a stage that hangs fails with its cluster's logs kept.
-TEST_ALL_LANES := files:verify-copy unit:test kwok:test-e2e,test-olm,test-olmv1 node:test-realnode,test-catalog,test-helm
+# stages to come, TEST_ALL_JOBS at a time, at a lower CPU priority than the clusters' stages
+# (hack/test-all.sh says how and why). A lane holds stages that cannot overlap: the real-node
+# stages share the node's bridge and host ports. The checks that only compute run at a lower
+# priority (@10) than the lanes whose stories measure clusters serving requests. The deadlines
+# stay well inside CI's 90 minutes; each suite's own `go test -timeout` fires first, so that a
+# stage that hangs fails with its cluster's logs kept.
+TEST_ALL_LANES := checks@10:test,verify-copy kwok:test-e2e,test-olm,test-olmv1 node:test-realnode,test-catalog,test-helm
 TEST_ALL_DEADLINES := verify-copy=20m test=20m test-e2e=20m test-olm=15m test-olmv1=11m test-realnode=20m test-catalog=20m test-helm=13m
 TEST_ALL_STAGES = $(subst $(comma), ,$(foreach l,$(TEST_ALL_LANES),$(lastword $(subst :, ,$(l)))))
 comma := ,
 # What every stage shares, made once by test-all before the lanes start (PREPARED=1 then
 # leaves it out of each stage).
-TEST_ALL_PREPARE := manifests generate fmt vet build localcluster manager-image-bin test-app-bins $(TESTSUMMARY)
+# (go vet is left out: make lint, in verify, runs govet over every module.)
+TEST_ALL_PREPARE := manifests generate fmt build localcluster manager-image-bin test-app-bins $(TESTSUMMARY)
 # The order in which the tool make builds the stages' tools: the lanes with the longest way to
 # go first (the kwok and node lanes wait on clusters for most of a run).
-TEST_ALL_TOOL_ORDER := test-e2e test test-realnode verify-copy test-olm test-catalog test-olmv1 test-helm
+TEST_ALL_TOOL_ORDER := test-realnode test-e2e test verify-copy test-olm test-catalog test-olmv1 test-helm
 TEST_ALL_JOBS ?= 2
 TEST_ALL_WORK ?= $(LOCALBIN)/test-all
 # Through a variable, the make of hack/test-all.sh is not this one's sub-make: it makes its

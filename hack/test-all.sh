@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make test-all: every stage of the tests, in lanes that run side by side, within deadlines.
 #
-#   - A tool make builds the tools of every stage, at the lowest CPU priority and JOBS at a
-#     time, in the order TOOL_ORDER gives (the lanes with the longest way to go first); it
-#     marks each stage's set done in WORK/marks. (A stage mostly waits on a cluster, a cold tool
-#     build is all CPU: both cores stay busy, and a stage's tests get the CPU first.)
+#   - A tool make builds the tools of every stage, JOBS at a time, in the order TOOL_ORDER
+#     gives (the lanes with the longest way to go first), and marks each stage's set done in
+#     WORK/marks. It runs at a lower CPU priority (nice 5) than the stages of the clusters'
+#     lanes, and above the checks' (nice 10): a stage mostly waits on a cluster, a cold tool
+#     build is all CPU, and a lane that waits for its tools waits for the whole run.
 #   - The prepare step makes once what every stage shares (PREPARE: generated files, fmt, vet,
 #     the manager, localcluster, the binaries that go into images); the stages then run with
 #     PREPARED=1 and make none of it again.
@@ -17,9 +18,12 @@
 #     printed whole at the end.
 #   - A failed stage fails the run, and its lane stops; the other lanes go on, so that one run
 #     says as much as it can.
+#   - A lane may run at a lower CPU priority (name@N, nice N): the lanes of checks that only
+#     compute (verify, the unit tests) give the CPU to those whose stories measure a cluster
+#     serving requests under a deadline.
 #
 # Usage: hack/test-all.sh <make> <work folder> <jobs> <deadlines> <lane>...
-#   deadlines: "stage=duration ..." (timeout(1) durations); lane: name:stage,stage,...
+#   deadlines: "stage=duration ..." (timeout(1) durations); lane: name[@nice]:stage,stage,...
 set -uo pipefail
 make=$1 work=$2 jobs=$3 deadlines=$4
 shift 4
@@ -42,9 +46,9 @@ done
 # the go builds it started.
 set -m
 (
-	"$make" --no-print-directory -j"$jobs" BUILD_NICE="nice -n 19" test-all-tools-prepare && touch "$work/marks/prepare" || exit 1
+	"$make" --no-print-directory -j"$jobs" BUILD_NICE="nice -n 5" test-all-tools-prepare && touch "$work/marks/prepare" || exit 1
 	for stage in "${order[@]}"; do
-		"$make" --no-print-directory -j"$jobs" BUILD_NICE="nice -n 19" "test-all-tools-$stage" || exit 1
+		"$make" --no-print-directory -j"$jobs" BUILD_NICE="nice -n 5" "test-all-tools-$stage" || exit 1
 		touch "$work/marks/$stage"
 	done
 ) >"$work/tools.log" 2>&1 &
@@ -80,25 +84,25 @@ deadline_of() {
 }
 
 # counts reads what a stage's log says it ran: go test's closing lines (hack/testsummary's and
-# the -v suites' --- lines) and Ginkgo's summaries.
+# the -v suites' --- lines) and Ginkgo's summaries, without the colours Ginkgo writes.
 counts() {
-	awk '
+	sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
 		/^testsummary: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $2; f += $4; s += $6 }
 		/^testsummary: Ginkgo specs run: / { specs += $NF }
 		/^--- PASS: / { p++ } /^--- FAIL: / { f++ } /^--- SKIP: / { s++ }
 		/^Ran [0-9]+ of [0-9]+ Specs? in/ { specs += $2 }
-		END { printf "%d %d %d %d\n", p, f, s, specs }' "$1"
+		END { printf "%d %d %d %d\n", p, f, s, specs }'
 }
 
 # run_stage runs one stage within its deadline, and reports its time and counts.
 run_stage() {
-	local lane=$1 stage=$2 log="$work/$2.log" deadline rc t
+	local lane=$1 stage=$2 nice=$3 log="$work/$2.log" deadline rc t
 	deadline=$(deadline_of "$stage")
 	say "[$lane] make $stage: starts (deadline $deadline)"
 	# timeout(1) runs the make in a process group of its own and signals that whole group.
 	# Every process of the stage carries its own run marker, which `localcluster sweep` finds.
 	MYAPP_OPERATOR_RUN="${MYAPP_OPERATOR_RUN:-test-all}/$stage" /usr/bin/time -f '%e %U %S' -o "$work/$stage.time" \
-		timeout -k 60s "$deadline" "$make" --no-print-directory PREPARED=1 GO_TEST_FLAGS=-count=1 "$stage" >"$log" 2>&1 &
+		nice -n "$nice" timeout -k 60s "$deadline" "$make" --no-print-directory PREPARED=1 GO_TEST_FLAGS=-count=1 "$stage" >"$log" 2>&1 &
 	echo $! >"$work/running/$stage"
 	wait $!
 	rc=$?
@@ -107,7 +111,8 @@ run_stage() {
 		echo "test-all: make $stage passed its deadline of $deadline and was stopped" >>"$log"
 		"$make" --no-print-directory "test-all-rescue-$stage" >>"$log" 2>&1
 	fi
-	read -r wall user sys <"$work/$stage.time" 2>/dev/null || { wall=?; user=?; sys=?; }
+	# time(1) writes "Command exited with non-zero status N" before the figures when it did.
+	read -r wall user sys < <(tail -1 "$work/$stage.time" 2>/dev/null) || { wall=?; user=?; sys=?; }
 	read -r p f s specs < <(counts "$log")
 	echo "$lane $stage $rc $wall $user $sys $p $f $s $specs" >>"$work/results"
 	local verdict=passed
@@ -129,7 +134,8 @@ fi
 declare -a lanepids=()
 for lane in "${lanes[@]}"; do
 	(
-		name=${lane%%:*}
+		name=${lane%%:*} nice=0
+		case $name in *@*) nice=${name#*@} name=${name%@*} ;; esac
 		IFS=, read -ra stages <<<"${lane#*:}"
 		for stage in "${stages[@]}"; do
 			if ! wait_mark "$stage"; then
@@ -137,7 +143,7 @@ for lane in "${lanes[@]}"; do
 				echo "$name $stage tools - - - 0 0 0 0" >>"$work/results"
 				exit 1
 			fi
-			run_stage "$name" "$stage" || exit 1
+			run_stage "$name" "$stage" "$nice" || exit 1
 		done
 	) &
 	lanepids+=($!)
@@ -161,6 +167,7 @@ total_p=0 total_f=0 total_s=0
 while read -r lane stage rc wall user sys p f s specs; do
 	result=passed
 	[ "$rc" = 0 ] || result=failed
+	for n in p f s specs; do [[ ${!n} =~ ^[0-9]+$ ]] || printf -v "$n" 0; done
 	printf '%-6s %-14s %-8s %8s %8s %8s %7s %7s %7s %7s\n' "$lane" "$stage" "$result" "$wall" "$user" "$sys" "$p" "$f" "$s" "$specs"
 	total_p=$((total_p + p + specs)) total_f=$((total_f + f)) total_s=$((total_s + s))
 done < <(sort "$work/results")

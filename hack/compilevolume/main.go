@@ -58,7 +58,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err := run(*buildsFile, *asJSON, *top, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "compilevolume:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "compilevolume:", err)
 		os.Exit(1)
 	}
 }
@@ -70,17 +70,17 @@ func run(buildsFile string, asJSON bool, top int, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		in = f
 	}
 	builds, err := parseBuilds(in)
 	if err != nil {
 		return err
 	}
-	var results []buildResult
+	results := make([]buildResult, 0, len(builds))
 	for _, b := range builds {
 		for _, f := range b.Ignored {
-			fmt.Fprintf(os.Stderr, "compilevolume: %s: flag %s is ignored\n", b.Name, f)
+			_, _ = fmt.Fprintf(os.Stderr, "compilevolume: %s: flag %s is ignored\n", b.Name, f)
 		}
 		r, err := list(b)
 		if err != nil {
@@ -263,13 +263,13 @@ func keys(pkgs map[string]*pkg, v variant) map[string]string {
 		}
 		slices.Sort(deps)
 		h := sha256.New()
-		fmt.Fprintf(h, "import %s\nmodule %s@%s\ngo %s\ntarget %s\ntrimpath %v\ngcflags %q\n",
+		_, _ = fmt.Fprintf(h, "import %s\nmodule %s@%s\ngo %s\ntarget %s\ntrimpath %v\ngcflags %q\n",
 			p.ImportPath, p.Module, p.Version, v.GoVersion, v.Target, v.Trimpath, gcflagsFor(v.Gcflags, p.Named))
 		for _, f := range slices.Sorted(slices.Values(p.Files)) {
-			fmt.Fprintf(h, "file %s\n", f)
+			_, _ = fmt.Fprintf(h, "file %s\n", f)
 		}
 		for _, d := range deps {
-			fmt.Fprintf(h, "dep %s\n", d)
+			_, _ = fmt.Fprintf(h, "dep %s\n", d)
 		}
 		out[path] = hex.EncodeToString(h.Sum(nil))
 		return out[path]
@@ -367,7 +367,7 @@ func list(b build) (buildResult, error) {
 			return buildResult{}, fmt.Errorf("reading go list's output: %w", err)
 		}
 		if l.Error != nil {
-			fmt.Fprintf(os.Stderr, "compilevolume: %s: go list: %s: %s\n", b.Name, l.ImportPath, l.Error.Err)
+			_, _ = fmt.Fprintf(os.Stderr, "compilevolume: %s: go list: %s: %s\n", b.Name, l.ImportPath, l.Error.Err)
 		}
 		// "C" stands for cgo's C code and "unsafe" is built into the compiler: neither is
 		// compiled from Go source.
@@ -541,28 +541,28 @@ func mb(n int64) string { return fmt.Sprintf("%.1f", float64(n)/1e6) }
 
 func writeText(w io.Writer, rep Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "Builds, in input order; \"new\" is what a build adds to a cache holding the builds above it:")
-	fmt.Fprintln(tw, "build\tpackages\tMB\tnew packages\tnew MB")
+	_, _ = fmt.Fprintln(w, "Builds, in input order; \"new\" is what a build adds to a cache holding the builds above it:")
+	_, _ = fmt.Fprintln(tw, "build\tpackages\tMB\tnew packages\tnew MB")
 	for _, b := range rep.Builds {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", b.Name, b.Packages, mb(b.Bytes), b.NewPackages, mb(b.NewBytes))
+		_, _ = fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\n", b.Name, b.Packages, mb(b.Bytes), b.NewPackages, mb(b.NewBytes))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	t := rep.Totals
-	fmt.Fprintln(w, "\nTotals:")
-	fmt.Fprintf(tw, "compile actions summed over builds (no sharing)\t%d\t%s MB\n", t.Actions, mb(t.ActionBytes))
-	fmt.Fprintf(tw, "distinct keys (cold compile volume, one shared cache)\t%d\t%s MB\n", t.Keys, mb(t.KeyBytes))
-	fmt.Fprintf(tw, "distinct import paths (each compiled once)\t%d\t%s MB\n", t.ImportPaths, mb(t.ImportPathBytes))
-	fmt.Fprintf(tw, "import paths compiled under more than one key\t%d\t%s MB beyond the first compile\n", t.MultiKeyPaths, mb(t.ExtraBytes))
+	_, _ = fmt.Fprintln(w, "\nTotals:")
+	_, _ = fmt.Fprintf(tw, "compile actions summed over builds (no sharing)\t%d\t%s MB\n", t.Actions, mb(t.ActionBytes))
+	_, _ = fmt.Fprintf(tw, "distinct keys (cold compile volume, one shared cache)\t%d\t%s MB\n", t.Keys, mb(t.KeyBytes))
+	_, _ = fmt.Fprintf(tw, "distinct import paths (each compiled once)\t%d\t%s MB\n", t.ImportPaths, mb(t.ImportPathBytes))
+	_, _ = fmt.Fprintf(tw, "import paths compiled under more than one key\t%d\t%s MB beyond the first compile\n", t.MultiKeyPaths, mb(t.ExtraBytes))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nModules by MB compiled beyond the first compile of their packages (%d listed):\n", len(rep.Modules))
-	fmt.Fprintln(w, "(paths: its import paths compiled under more than one key; variants: toolchain, target and flag sets)")
-	fmt.Fprintln(tw, "module\textra MB\tpaths\tmax keys\tvariants\tversions")
+	_, _ = fmt.Fprintf(w, "\nModules by MB compiled beyond the first compile of their packages (%d listed):\n", len(rep.Modules))
+	_, _ = fmt.Fprintln(w, "(paths: its import paths compiled under more than one key; variants: toolchain, target and flag sets)")
+	_, _ = fmt.Fprintln(tw, "module\textra MB\tpaths\tmax keys\tvariants\tversions")
 	for _, m := range rep.Modules {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", m.Module, mb(m.ExtraBytes), m.Paths, m.MaxKeys, m.Variants, strings.Join(m.Versions, " "))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", m.Module, mb(m.ExtraBytes), m.Paths, m.MaxKeys, m.Variants, strings.Join(m.Versions, " "))
 	}
 	return tw.Flush()
 }

@@ -30,6 +30,14 @@ type event struct {
 	Output  string
 }
 
+// The actions of test2json this reads.
+const (
+	actionOutput = "output"
+	actionPass   = "pass"
+	actionFail   = "fail"
+	actionSkip   = "skip"
+)
+
 // ginkgoRan matches Ginkgo's summary line: "Ran 12 of 14 Specs in 3.2 seconds".
 var ginkgoRan = regexp.MustCompile(`Ran (\d+) of (\d+) Specs? in`)
 
@@ -79,7 +87,7 @@ func read(in io.Reader, out io.Writer) (*summary, error) {
 func (s *summary) add(e event, out io.Writer) {
 	key := e.Package + " " + e.Test
 	switch e.Action {
-	case "output":
+	case actionOutput:
 		if m := ginkgoRan.FindStringSubmatch(e.Output); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			s.specs += n
@@ -89,17 +97,17 @@ func (s *summary) add(e event, out io.Writer) {
 		} else {
 			s.output[key] = append(s.output[key], e.Output)
 		}
-	case "pass", "fail", "skip":
+	case actionPass, actionFail, actionSkip:
 		if e.Test == "" {
 			s.endPackage(e, out)
 			return
 		}
 		switch e.Action {
-		case "pass":
+		case actionPass:
 			s.passed++
-		case "skip":
+		case actionSkip:
 			s.skipped++
-		case "fail":
+		case actionFail:
 			s.failed++
 			for _, o := range s.output[key] {
 				_, _ = fmt.Fprint(out, o)
@@ -114,12 +122,12 @@ func (s *summary) endPackage(e event, out io.Writer) {
 	lines := s.pkgOutput[e.Package]
 	delete(s.pkgOutput, e.Package)
 	switch e.Action {
-	case "fail":
+	case actionFail:
 		s.packagesFailed++
 		for _, o := range lines {
 			_, _ = fmt.Fprint(out, o)
 		}
-	case "skip":
+	case actionSkip:
 		_, _ = fmt.Fprintf(out, "?   \t%s\t[no test files]\n", e.Package)
 	default:
 		_, _ = fmt.Fprintf(out, "ok  \t%s\t%.3fs\n", e.Package, e.Elapsed)
