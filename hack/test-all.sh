@@ -6,9 +6,9 @@
 #     WORK/marks. It runs at a lower CPU priority (nice 5) than the stages of the clusters'
 #     lanes, and above the checks' (nice 10): a stage mostly waits on a cluster, a cold tool
 #     build is all CPU, and a lane that waits for its tools waits for the whole run.
-#   - The prepare step makes once what every stage shares (PREPARE: generated files, fmt, vet,
-#     the manager, localcluster, the binaries that go into images); the stages then run with
-#     PREPARED=1 and make none of it again.
+#   - The prepare step makes once what every stage shares (PREPARE: generated files and fmt, one
+#     after the other; PREPARE_PROGRAMS: the manager, localcluster, the binaries that go into
+#     images, side by side); the stages then run with PREPARED=1 and make none of it again.
 #   - Each lane runs its stages one after the other, each as `make <stage>` alone runs it,
 #     once its tools are built; the lanes run side by side. A lane holds stages that cannot
 #     overlap (the real-node stages share the node's fixed bridge and host ports).
@@ -125,8 +125,9 @@ run_stage() {
 if ! wait_mark prepare; then
 	say "building the tools of the prepare step failed:"; cat "$work/tools.log"; exit 1
 fi
-say "make $PREPARE (once for every stage)"
-if ! timeout -k 60s 30m "$make" --no-print-directory $PREPARE >"$work/prepare.log" 2>&1; then
+say "make $PREPARE, then $PREPARE_PROGRAMS (once for every stage)"
+if ! { timeout -k 60s 20m "$make" --no-print-directory $PREPARE &&
+	timeout -k 60s 20m "$make" --no-print-directory -j2 $PREPARE_PROGRAMS; } >"$work/prepare.log" 2>&1; then
 	cat "$work/prepare.log"; say "the prepare step failed"; exit 1
 fi
 
