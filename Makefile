@@ -290,7 +290,7 @@ fuzz: $(ENVTEST_DEPS) ## Fuzz every target (builders, status computation, Argo C
 # priority (@10) than the lanes whose stories measure clusters serving requests. The deadlines
 # stay well inside CI's 90 minutes; each suite's own `go test -timeout` fires first, so that a
 # stage that hangs fails with its cluster's logs kept.
-TEST_ALL_LANES := checks@10:test,verify-copy kwok:test-e2e,test-olm,test-olmv1 node:test-realnode,test-catalog,test-helm
+TEST_ALL_LANES := checks@10:test,verify-copy kwok:test-e2e,test-olm,test-olmv1 node:test-helm,test-realnode,test-catalog
 TEST_ALL_DEADLINES := verify-copy=20m test=20m test-e2e=20m test-olm=15m test-olmv1=11m test-realnode=20m test-catalog=20m test-helm=13m
 TEST_ALL_STAGES = $(subst $(comma), ,$(foreach l,$(TEST_ALL_LANES),$(lastword $(subst :, ,$(l)))))
 comma := ,
@@ -300,8 +300,10 @@ comma := ,
 TEST_ALL_PREPARE := manifests generate fmt
 TEST_ALL_PREPARE_PROGRAMS := manager localcluster manager-image-bin test-app-bins $(TESTSUMMARY)
 # The order in which the tool make builds the stages' tools: the lanes with the longest way to
-# go first (the kwok and node lanes wait on clusters for most of a run).
-TEST_ALL_TOOL_ORDER := test-realnode test-e2e test verify-copy test-olm test-catalog test-olmv1 test-helm
+# go first (the kwok and node lanes wait on clusters for most of a run). The node lane starts
+# with the Helm stage, whose tools are few: in a cold run, the real-node and catalog stages'
+# tools (OLM, Traefik, OLM v1) build while it runs.
+TEST_ALL_TOOL_ORDER := test-helm test-e2e test-realnode test verify-copy test-olm test-catalog test-olmv1
 TEST_ALL_JOBS ?= 2
 TEST_ALL_WORK ?= $(LOCALBIN)/test-all
 # Through a variable, the make of hack/test-all.sh is not this one's sub-make: it makes its
