@@ -84,7 +84,7 @@ OPENPGP_TAGS := -tags containers_image_openpgp
 # (hack/tools/olm). Built from source, operator-sdk would call itself "unknown" in the
 # bundle's metadata: the build stamps its version.
 SDK_VERSION_PKG := github.com/operator-framework/operator-sdk/internal/version
-OLM_FLAGS := -tags "json1 containers_image_openpgp" \
+OLM_BUILD_FLAGS := -tags "json1 containers_image_openpgp" \
 	-ldflags "$(TOOL_LDFLAGS) -X $(SDK_VERSION_PKG).Version=$(OPERATOR_SDK_VERSION) -X $(SDK_VERSION_PKG).ImageVersion=$(OPERATOR_SDK_VERSION)"
 # Prometheus's web UI assets are left out (no builtinassets tag): the tests use its HTTP API.
 # So are its pluggable service discoveries (remove_all_sd): the tests scrape static targets,
@@ -99,7 +99,7 @@ CONTROLLER_GEN_KEY := $(call tool-key,controller-gen)
 CONTROLLER_GEN ?= $(call tool-dir,controller-gen,$(CONTROLLER_TOOLS_VERSION),$(CONTROLLER_GEN_KEY))/controller-gen
 KUSTOMIZE_KEY := $(call tool-key,kustomize)
 KUSTOMIZE ?= $(call tool-dir,kustomize,$(KUSTOMIZE_VERSION),$(KUSTOMIZE_KEY))/kustomize
-OLM_BIN ?= $(call tool-dir,olm,$(OLM_VERSION)-opm$(OPM_VERSION)-sdk$(OPERATOR_SDK_VERSION),$(call tool-key,olm,$(OLM_FLAGS)))
+OLM_BIN ?= $(call tool-dir,olm,$(OLM_VERSION)-opm$(OPM_VERSION)-sdk$(OPERATOR_SDK_VERSION),$(call tool-key,olm,$(OLM_BUILD_FLAGS)))
 OPM ?= $(OLM_BIN)/opm
 OPERATOR_SDK ?= $(OLM_BIN)/operator-sdk
 SCORECARD_TEST ?= $(OLM_BIN)/scorecard-test
@@ -928,7 +928,7 @@ $(OLMV1_BIN)/operator-controller $(OLMV1_BIN)/catalogd &:
 $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb $(OPM) $(OPERATOR_SDK) $(SCORECARD_TEST) &:
 	$(call go-build-tool,olm,$(OLM_BIN),$(addprefix github.com/operator-framework/operator-lifecycle-manager/,cmd/olm cmd/catalog util/cpb) \
 		github.com/operator-framework/operator-registry/cmd/opm github.com/operator-framework/operator-sdk/cmd/operator-sdk \
-		github.com/operator-framework/operator-sdk/images/scorecard-test,$(OLM_FLAGS))
+		github.com/operator-framework/operator-sdk/images/scorecard-test,$(OLM_BUILD_FLAGS))
 # One go build for the control plane: Kubernetes, etcd and kwok share most of their packages
 # (hack/tools/kubernetes keeps them on the same versions), and it links them side by side.
 # kubelet and kube-proxy run only the real node (NODE=real), so they are a second go build,
