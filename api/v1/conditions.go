@@ -87,20 +87,40 @@ const (
 	ReasonGatewayAPINotInstalled = "GatewayAPINotInstalled"
 	// ReasonRouteNotAccepted: the Gateway did not accept the MyApp's HTTPRoute (its parent
 	// status says Accepted or ResolvedRefs False); the message names the Gateway's reason, such
-	// as NotAllowedByListeners or NoMatchingListenerHostname.
+	// as NotAllowedByListeners or NoMatchingListenerHostname. A BackendNotFound counts only
+	// once it has lasted 30 seconds: a Gateway may see the route before its Service.
 	ReasonRouteNotAccepted = "RouteNotAccepted"
 	// ReasonWaitingForGateway: the MyApp's HTTPRoute carries the spec and the Gateway has not
-	// yet said whether it accepts it (no status for the current generation of the route).
+	// yet said whether it accepts it (no status for the current generation of the route from the
+	// controller of the Gateway's class), or has reported its backend missing for less than 30
+	// seconds.
 	ReasonWaitingForGateway = "WaitingForGateway"
+	// ReasonGatewayNotResponding: the Gateway has not answered the current generation of the
+	// MyApp's HTTPRoute within 5 minutes of the operator applying it: the Gateway named does
+	// not exist, or no controller serves its GatewayClass. The message names the Gateway.
+	ReasonGatewayNotResponding = "GatewayNotResponding"
+	// ReasonIngressClassNotFound: the IngressClass of the MyApp's Ingress does not exist, so
+	// no ingress controller serves it. Creating the class is noticed at once.
+	ReasonIngressClassNotFound = "IngressClassNotFound"
+	// ReasonIngressNotAdmitted: no ingress controller has published an address in the status
+	// of the MyApp's Ingress within 5 minutes of its creation. The app may be served all the
+	// same (some controllers never publish one), so it makes the MyApp Degraded only.
+	ReasonIngressNotAdmitted = "IngressNotAdmitted"
 )
 
 // Reasons for pods that cannot start until the user fixes something. They are named after
 // the kubelet's waiting reasons, which users already know from `kubectl get pods`.
 const (
 	// ReasonCreateContainerConfigError: the kubelet cannot build a container's
-	// configuration: a Secret or ConfigMap (or a key of one) that spec.env refers to is
-	// missing, or the image runs as root while runAsNonRoot is set.
+	// configuration: a Secret or ConfigMap (or a key of one) that spec.env or spec.envFrom
+	// refers to is missing, or the image runs as root while runAsNonRoot is set.
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
+	// ReasonVolumeSourceMissing: a ConfigMap that a volume of the current template takes,
+	// and that is not optional, does not exist, while pods of that template wait to start.
+	// The kubelet reports no waiting reason for it (the pods wait in ContainerCreating, with
+	// FailedMount events), so the operator names it from the spec. Secrets are not read for
+	// it: the operator is granted nothing on them by default.
+	ReasonVolumeSourceMissing = "VolumeSourceMissing"
 	// ReasonImagePullBackOff: the kubelet cannot pull the image (wrong name or tag, private
 	// registry without a pull secret). It stands for the kubelet's ErrImagePull too, which
 	// alternates with ImagePullBackOff while the kubelet retries: one problem, one reason.
@@ -108,3 +128,9 @@ const (
 	// ReasonInvalidImageName: the kubelet cannot parse the image reference.
 	ReasonInvalidImageName = "InvalidImageName"
 )
+
+// ReasonCrashLoopBackOff is a RollbackStatus reason, never a condition's: the kubelet's waiting
+// reason of a container that keeps exiting. A crash may come from a dependency that recovers
+// on its own and the container leaves that state at each restart, so beside a serving template
+// it is no status problem; but a new template whose pods crash-loop failed its rollout.
+const ReasonCrashLoopBackOff = "CrashLoopBackOff"
