@@ -257,14 +257,19 @@ type MyAppSpec struct {
 	AutoRollback *bool `json:"autoRollback,omitempty"`
 
 	// RolloutOnConfigChange, true, rolls the pods out when a ConfigMap the MyApp references
-	// changes, as a change of the spec would: the operator puts a digest of the referenced
-	// ConfigMaps' data into the pod template (annotation myapp.example.com/config-hash). The
-	// references tracked are env[].valueFrom.configMapKeyRef, envFrom[].configMapRef,
-	// volumes[].configMap and the configMap sources of volumes[].projected. An optional
-	// ConfigMap that is missing counts as a value of its own, so its creation rolls the pods
-	// too; while a ConfigMap the pods need is missing, the template keeps its hash. A rollout
-	// to a configuration that fails is rolled back like any other (autoRollback). Secrets are
-	// not tracked: the operator is granted nothing on them. Left out or false, a ConfigMap's
+	// changes, as a change of the spec would: the operator reads the referenced ConfigMaps and
+	// puts a digest of their data into the pod template (annotation
+	// myapp.example.com/config-hash). The references tracked are
+	// env[].valueFrom.configMapKeyRef, envFrom[].configMapRef, volumes[].configMap and the
+	// configMap sources of volumes[].projected. An optional ConfigMap that is missing counts as
+	// a value of its own, so its creation rolls the pods too; while a ConfigMap the pods need
+	// is missing, the template keeps its hash. A rollout to a configuration that fails is
+	// rolled back like any other (autoRollback). The Secrets referenced the same ways are
+	// tracked only in a namespace an administrator opted in (docs/operations/secrets.md; the
+	// operator is granted nothing on Secrets otherwise): there the template carries a digest of
+	// their versions (annotation myapp.example.com/secret-hash), from their metadata only, so
+	// that any new version of such a Secret rolls the pods, one that changes nothing but how it
+	// is stored included (a re-encryption at rest, a storage migration). Left out or false, a
 	// change reaches the pods only when they restart, as in Kubernetes.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Roll out on ConfigMap changes",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
@@ -498,7 +503,7 @@ type ObjectFieldSelector struct {
 
 // ResourceFieldSelector selects a limit or request of the application's container, in the
 // core shape without containerName (it is always the application's container).
-// +kubebuilder:validation:XValidation:rule="!has(self.divisor) || (self.resource in ['limits.cpu', 'requests.cpu'] ? string(self.divisor) in ['1', '1m'] : string(self.divisor) in ['1', '1k', '1M', '1G', '1T', '1P', '1E', '1Ki', '1Mi', '1Gi', '1Ti', '1Pi', '1Ei'])",message="must be 1 or 1m for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others",fieldPath=".divisor"
+// +kubebuilder:validation:XValidation:rule="!has(self.divisor) || !isQuantity(string(self.divisor)) || quantity(string(self.divisor)) in (self.resource in ['limits.cpu', 'requests.cpu'] ? [quantity('0'), quantity('1'), quantity('1m')] : [quantity('0'), quantity('1'), quantity('1k'), quantity('1M'), quantity('1G'), quantity('1T'), quantity('1P'), quantity('1E'), quantity('1Ki'), quantity('1Mi'), quantity('1Gi'), quantity('1Ti'), quantity('1Pi'), quantity('1Ei')])",message="must be 1 or 1m for cpu, and 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others, in any spelling of the same value (1000m is 1)",fieldPath=".divisor"
 type ResourceFieldSelector struct {
 	// Resource is limits.<name> or requests.<name>, for cpu, memory, ephemeral-storage or
 	// hugepages-<size>.
@@ -509,7 +514,9 @@ type ResourceFieldSelector struct {
 	Resource string `json:"resource"`
 
 	// Divisor is the unit the value is given in: 1 or 1m for cpu; 1, 1k, 1M, 1G, 1T, 1P, 1E,
-	// 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others. Defaults to 1.
+	// 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for the others. It is compared by value, so any spelling
+	// of one of those works (1000m is 1, 1048576 and 1024Ki are 1Mi), and the pod template
+	// carries it in the spelling Kubernetes accepts. Defaults to 1; 0 means the same.
 	// +optional
 	Divisor *Quantity `json:"divisor,omitempty"`
 }
@@ -632,7 +639,8 @@ type RollbackStatus struct {
 	Template string `json:"template"`
 
 	// Reason is why the template failed: ImagePullBackOff, InvalidImageName,
-	// CreateContainerConfigError, CrashLoopBackOff or ProgressDeadlineExceeded.
+	// CreateContainerConfigError, VolumeSourceMissing, CrashLoopBackOff or
+	// ProgressDeadlineExceeded.
 	// +kubebuilder:validation:MaxLength=64
 	// +required
 	Reason string `json:"reason"`
@@ -663,7 +671,8 @@ type MyAppStatus struct {
 	// stable reason: Available, RollingOut, Scaling, RolloutComplete, AsExpected,
 	// SelectorMigration, WaitingForPredecessor, ProgressDeadlineExceeded, ReplicaFailure,
 	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed, AutoscalerUnableToScale,
-	// RolledBack, GatewayAPINotInstalled, RouteNotAccepted, WaitingForGateway or a pod's
+	// RolledBack, GatewayAPINotInstalled, RouteNotAccepted, WaitingForGateway,
+	// GatewayNotResponding, IngressClassNotFound, IngressNotAdmitted or a pod's
 	// ImagePullBackOff, InvalidImageName or CreateContainerConfigError.
 	// +listType=map
 	// +listMapKey=type

@@ -36,13 +36,12 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 		return nil, err
 	}
 	spec.WithSecurityContext(podSecurity)
-	switch {
-	case app.Spec.ServiceAccountName != "":
-		spec.WithServiceAccountName(app.Spec.ServiceAccountName)
-	case projectsToken(app):
-		// Kubernetes refuses a pod with a service account token projection and no service
-		// account name; ServiceAccount admission would name "default", the same account.
-		spec.WithServiceAccountName(DefaultServiceAccountName)
+	if name := serviceAccountName(app); name != "" {
+		// The API server mirrors serviceAccountName into the deprecated serviceAccount, which
+		// then belongs to no field manager, and reads serviceAccount back as the name when
+		// serviceAccountName is gone: an apply that stops sending the name would leave both.
+		// Sending the same value in both makes the operator own both, so that both go with it.
+		spec.WithServiceAccountName(name).WithDeprecatedServiceAccount(name)
 	}
 	for _, s := range app.Spec.ImagePullSecrets {
 		spec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
@@ -382,9 +381,45 @@ func resourceFieldSelector(field string, ref *examplev1.ResourceFieldSelector) (
 		if err != nil {
 			return nil, &InvalidSpecError{Field: field + ".divisor", Message: fmt.Sprintf("%q is not a Kubernetes quantity", string(*d))}
 		}
-		sel.WithDivisor(q)
+		divisor, ok := Divisor(ref.Resource, q)
+		if !ok {
+			return nil, &InvalidSpecError{Field: field + ".divisor", Message: fmt.Sprintf("%q is not a divisor Kubernetes accepts for %s", string(*d), ref.Resource)}
+		}
+		if divisor != nil {
+			sel.WithDivisor(*divisor)
+		}
 	}
 	return sel, nil
+}
+
+// cpuDivisors and otherDivisors are the divisors Kubernetes accepts for a container resource,
+// each in the only spelling it accepts: its pod validation (validateContainerResourceDivisor)
+// compares the quantity's canonical form with these, so that it takes 1000m as a cpu divisor
+// but refuses 1e3 as a memory divisor, though it is worth 1k.
+var (
+	cpuDivisors   = []string{"1", "1m"}
+	otherDivisors = []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
+)
+
+// Divisor is the divisor of a resourceFieldRef of resourceName as the pod template carries it,
+// from the quantity the MyApp gives: the divisor Kubernetes accepts of the same value, so that
+// any spelling of it works (1000m, 0.001k and 1 are one cpu divisor; 1048576 and 1024Ki are
+// 1Mi), or nil for 0, which Kubernetes takes as no divisor (1). ok is false when no divisor
+// Kubernetes accepts has that value (api/v1 refuses such a MyApp).
+func Divisor(resourceName string, q resource.Quantity) (divisor *resource.Quantity, ok bool) {
+	if q.IsZero() {
+		return nil, true
+	}
+	allowed := otherDivisors
+	if resourceName == "limits.cpu" || resourceName == "requests.cpu" {
+		allowed = cpuDivisors
+	}
+	for _, s := range allowed {
+		if d := resource.MustParse(s); d.Cmp(q) == 0 {
+			return &d, true
+		}
+	}
+	return nil, false
 }
 
 // envFromSource is one ConfigMap or Secret whose keys become variables.

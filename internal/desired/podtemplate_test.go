@@ -28,6 +28,7 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(c.StartupProbe).To(BeNil())
 				g.Expect(pod.Annotations).To(BeEmpty())
 				g.Expect(pod.Spec.ServiceAccountName).To(BeNil())
+				g.Expect(pod.Spec.DeprecatedServiceAccount).To(BeNil()) //nolint:staticcheck // the deprecated field is the point
 			},
 		},
 		"security fields override the defaults one by one": {
@@ -75,6 +76,7 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(c.Command).To(Equal([]string{"/srv"}))
 				g.Expect(c.Args).To(Equal([]string{"--port", "8080"}))
 				g.Expect(*pod.Spec.ServiceAccountName).To(Equal("web"))
+				g.Expect(*pod.Spec.DeprecatedServiceAccount).To(Equal("web"), "owned beside the name, so that it goes with it") //nolint:staticcheck // the deprecated field is the point
 				g.Expect(*pod.Spec.ImagePullSecrets[0].Name).To(Equal("regcred"))
 				g.Expect(pod.Labels).To(HaveKeyWithValue("team", "shop"))
 				g.Expect(pod.Labels).To(HaveKeyWithValue(LabelSelector, "web"), "the operator's labels win")
@@ -244,6 +246,7 @@ func TestPodTemplate(t *testing.T) {
 				g.Expect(*src.Sources[3].ServiceAccountToken.ExpirationSeconds).To(Equal(int64(600)))
 				g.Expect(*src.Sources[3].ServiceAccountToken.Path).To(Equal("token"))
 				g.Expect(*pod.Spec.ServiceAccountName).To(Equal("default"), "Kubernetes refuses a token projection without a service account name")
+				g.Expect(*pod.Spec.DeprecatedServiceAccount).To(Equal("default")) //nolint:staticcheck // the deprecated field is the point
 			},
 		},
 		"an empty env value is sent as no value": {
@@ -328,4 +331,68 @@ func TestProjectedVolumePathsDiffer(t *testing.T) {
 	g.Expect(errors.As(err, &invalid)).To(BeTrue(), "got %v", err)
 	g.Expect(invalid.Field).To(Equal("spec.volumes[bundle].projected.sources"))
 	g.Expect(invalid.Message).To(ContainSubstring(`"conf"`))
+}
+
+// TestDivisor: a divisor is taken by value, in any spelling, and the template carries it in the
+// spelling Kubernetes accepts: pod validation compares the quantity's canonical form with 1 or
+// 1m for cpu, and 1, 1k ... 1E, 1Ki ... 1Ei for the others.
+func TestDivisor(t *testing.T) {
+	cases := []struct {
+		resource, divisor string
+		want              string // the divisor sent; "" for none
+		refused           bool
+	}{
+		{"limits.cpu", "1", "1", false},
+		{"limits.cpu", "1m", "1m", false},
+		{"requests.cpu", "1000m", "1", false},
+		{"requests.cpu", "0.001", "1m", false},
+		{"limits.cpu", "1e-3", "1m", false},
+		{"limits.cpu", "1000000n", "1m", false},
+		{"limits.cpu", "0.001k", "1", false},
+		{"limits.cpu", "0", "", false},
+		{"limits.cpu", "1k", "", true},
+		{"limits.cpu", "2", "", true},
+		{"limits.cpu", "500m", "", true},
+		{"limits.cpu", "1Ki", "", true},
+		{"limits.memory", "1", "1", false},
+		{"limits.memory", "1000m", "1", false},
+		{"limits.memory", "1000", "1k", false},
+		{"limits.memory", "1e3", "1k", false},
+		{"requests.memory", "1Mi", "1Mi", false},
+		{"requests.memory", "1048576", "1Mi", false},
+		{"requests.memory", "1024Ki", "1Mi", false},
+		{"limits.memory", "1024", "1Ki", false},
+		{"limits.memory", "1000k", "1M", false},
+		{"limits.memory", "0.5Mi", "", true},
+		{"limits.memory", "1m", "", true},
+		{"limits.memory", "1000Ki", "", true},
+		{"limits.memory", "2Gi", "", true},
+		{"limits.ephemeral-storage", "1073741824", "1Gi", false},
+		{"limits.ephemeral-storage", "1E", "1E", false},
+		{"limits.ephemeral-storage", "1Ei", "1Ei", false},
+		{"limits.hugepages-2Mi", "2Mi", "", true},
+		{"requests.hugepages-1Gi", "1024Mi", "1Gi", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.resource+"/"+tc.divisor, func(t *testing.T) {
+			g := NewWithT(t)
+			sel, err := resourceFieldSelector("spec.env[0].valueFrom.resourceFieldRef",
+				&examplev1.ResourceFieldSelector{Resource: tc.resource, Divisor: ptr(examplev1.Quantity(tc.divisor))})
+			if tc.refused {
+				var invalid *InvalidSpecError
+				g.Expect(errors.As(err, &invalid)).To(BeTrue(), "%v", err)
+				g.Expect(invalid.Field).To(Equal("spec.env[0].valueFrom.resourceFieldRef.divisor"))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			if tc.want == "" {
+				g.Expect(sel.Divisor).To(BeNil(), "0 is no divisor, as Kubernetes takes it")
+				return
+			}
+			// What pod validation compares: the canonical form, which is also what the
+			// apply sends and the API server stores, so the comparison of intents holds.
+			g.Expect(sel.Divisor.String()).To(Equal(tc.want))
+			g.Expect(*sel.Resource).To(Equal(tc.resource))
+		})
+	}
 }

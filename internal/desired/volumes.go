@@ -189,6 +189,20 @@ func keysToPaths(items []examplev1.KeyToPath) []*corev1ac.KeyToPathApplyConfigur
 // name another.
 const DefaultServiceAccountName = "default"
 
+// serviceAccountName is the service account the pod template names: the spec's, or, for a
+// projected service account token, the namespace's default (Kubernetes refuses a pod with a
+// token projection and no service account name; ServiceAccount admission would name
+// "default", the same account); "" leaves it to Kubernetes.
+func serviceAccountName(app *examplev1.MyApp) string {
+	switch {
+	case app.Spec.ServiceAccountName != "":
+		return app.Spec.ServiceAccountName
+	case projectsToken(app):
+		return DefaultServiceAccountName
+	}
+	return ""
+}
+
 // projectsToken tells whether a projected volume of the MyApp holds a service account token.
 func projectsToken(app *examplev1.MyApp) bool {
 	for _, v := range app.Spec.Volumes {
@@ -199,4 +213,46 @@ func projectsToken(app *examplev1.MyApp) bool {
 		}
 	}
 	return false
+}
+
+// VolumeSource is a ConfigMap, Secret or PersistentVolumeClaim a volume of the MyApp takes,
+// which its pods cannot start without (not optional).
+type VolumeSource struct {
+	// Kind is ConfigMap, Secret or PersistentVolumeClaim.
+	Kind string
+	// Name is the object's name, in the MyApp's namespace.
+	Name string
+	// Field is the field of the spec that names it, as a message names it:
+	// spec.volumes[2].projected.sources[0].configMap.name.
+	Field string
+}
+
+// RequiredVolumeSources lists the objects the MyApp's volumes take and its pods cannot start
+// without, in the spec's order: the kubelet waits to mount them (the pods stay in
+// ContainerCreating), and reports no waiting reason for it.
+func RequiredVolumeSources(app *examplev1.MyApp) []VolumeSource {
+	required := func(optional *bool) bool { return optional == nil || !*optional }
+	var out []VolumeSource
+	for i, v := range app.Spec.Volumes {
+		field := fmt.Sprintf("spec.volumes[%d]", i)
+		switch {
+		case v.ConfigMap != nil && required(v.ConfigMap.Optional):
+			out = append(out, VolumeSource{Kind: "ConfigMap", Name: string(v.ConfigMap.Name), Field: field + ".configMap.name"})
+		case v.Secret != nil && required(v.Secret.Optional):
+			out = append(out, VolumeSource{Kind: "Secret", Name: string(v.Secret.SecretName), Field: field + ".secret.secretName"})
+		case v.PersistentVolumeClaim != nil:
+			out = append(out, VolumeSource{Kind: "PersistentVolumeClaim", Name: string(v.PersistentVolumeClaim.ClaimName),
+				Field: field + ".persistentVolumeClaim.claimName"})
+		}
+		for j, src := range projectedSources(v) {
+			sf := fmt.Sprintf("%s.projected.sources[%d]", field, j)
+			switch {
+			case src.ConfigMap != nil && required(src.ConfigMap.Optional):
+				out = append(out, VolumeSource{Kind: "ConfigMap", Name: string(src.ConfigMap.Name), Field: sf + ".configMap.name"})
+			case src.Secret != nil && required(src.Secret.Optional):
+				out = append(out, VolumeSource{Kind: "Secret", Name: string(src.Secret.Name), Field: sf + ".secret.name"})
+			}
+		}
+	}
+	return out
 }

@@ -111,6 +111,21 @@ var ValidMyApps = []ValidMyApp{
 			"resources":{"limits":{"memory":"256Mi","hugepages-2Mi":"4Mi"},"requests":{"cpu":"100m"}},
 			"automountServiceAccountToken":false,"terminationGracePeriodSeconds":45,"lifecycle":{"preStop":{"sleep":{"seconds":45}}},
 			"minReadySeconds":5,"progressDeadlineSeconds":6}`},
+	// Divisors in every spelling of a value Kubernetes accepts as a divisor, those Kubernetes
+	// itself refuses in a pod included (1e-3, 1048576, 1e3): the builders send them as
+	// Kubernetes spells them.
+	{"divisors-by-value", `{"image":"nginx",
+			"env":[{"name":"CPU","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1000m"}}},
+				{"name":"CPU_MILLIS","valueFrom":{"resourceFieldRef":{"resource":"requests.cpu","divisor":"1e-3"}}},
+				{"name":"CPU_UNIT","valueFrom":{"resourceFieldRef":{"resource":"requests.cpu","divisor":"0"}}},
+				{"name":"MEMORY_MIB","valueFrom":{"resourceFieldRef":{"resource":"limits.memory","divisor":1048576}}},
+				{"name":"MEMORY_KB","valueFrom":{"resourceFieldRef":{"resource":"requests.memory","divisor":"1e3"}}},
+				{"name":"HUGEPAGES_MIB","valueFrom":{"resourceFieldRef":{"resource":"limits.hugepages-2Mi","divisor":"1024Ki"}}}],
+			"resources":{"limits":{"cpu":"1","memory":"256Mi","hugepages-2Mi":"4Mi"},"requests":{"cpu":"100m","memory":"128Mi"}},
+			"volumes":[{"name":"pod-info","downwardAPI":{"items":[{"path":"memory","resourceFieldRef":{"resource":"limits.memory","divisor":"1024"}},
+				{"path":"storage","resourceFieldRef":{"resource":"requests.ephemeral-storage","divisor":"0.001k"}}]}},
+				{"name":"bundle","projected":{"sources":[{"downwardAPI":{"items":[{"path":"cpu","resourceFieldRef":{"resource":"limits.cpu","divisor":"0.001"}}]}}]}}],
+			"volumeMounts":[{"name":"pod-info","mountPath":"/etc/podinfo"},{"name":"bundle","mountPath":"/etc/bundle"}]}`},
 	// A web app's files and scratch space on a read-only root, and every volume source at its edges.
 	{"volumes-read-only-root", `{"image":"nginx","securityContext":{"readOnlyRootFilesystem":true},
 			"volumes":[{"name":"tmp","emptyDir":{"sizeLimit":"64Mi"}},{"name":"cache","emptyDir":{"medium":"Memory"}},
