@@ -29,6 +29,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
 	"github.com/example/myapp-operator/internal/status"
 )
 
@@ -49,13 +50,17 @@ var (
 )
 
 // reconcileExposure brings the MyApp's Ingress or HTTPRoute to spec.expose, and observes
-// where the app is reached (status.url) and whether the Gateway accepted the route. An
-// HTTPRoute is made only while the Gateway API is served; a MyApp that asks for one before is
-// Stalled (GatewayAPINotInstalled) and looks again within gatewayAPILookInterval.
+// where the app is reached (status.url) and whether it is served there: whether the Gateway's
+// controller accepted the route (status.RouteProblem), and whether the Ingress's class exists
+// and an ingress controller published its address (status.IngressProblem). An HTTPRoute is
+// made only while the Gateway API is served; a MyApp that asks for one before is Stalled
+// (GatewayAPINotInstalled) and looks again within gatewayAPILookInterval.
 //
-// A move from one to the other is made before it breaks: the Ingress of a MyApp that moves to
-// a Gateway stays until the Gateway accepted the route, and the route of a MyApp that moves to
-// an Ingress goes once the Ingress carries the spec.
+// A move from one to the other is made before it breaks, in both directions, with one grace
+// (status.MoveGrace): the Ingress of a MyApp that moves to a Gateway stays until the
+// Gateway's controller accepted the route, and the route of a MyApp that moves to an Ingress
+// until an ingress controller published the Ingress's address (status.IngressTakesOverAt),
+// each the grace more. Every time is read from a stored object, so a restart changes nothing.
 func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
 	want := desired.ExposureOf(app, r.ExposeDefaults)
 	served := r.gateway.isServed()
@@ -66,9 +71,12 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 			return
 		}
 	}
+	now := r.now()
 
+	// The Ingress of a MyApp that moved to a Gateway serves until status.MoveGrace after the
+	// Gateway's controller accepted the route.
+	var keepIngressUntil time.Time
 	routed := false
-	var route *gatewayv1.HTTPRoute
 	switch {
 	case want.Route && !served:
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
@@ -81,11 +89,20 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		if err != nil || !applied.current {
 			break
 		}
-		route = applied.obj
+		route := applied.obj
 		obs.URL = desired.URL(app)
-		switch f := status.RouteProblem(route, want.Gateway); {
+		by, err := r.gateway.controllerOf(ctx, want.Gateway, now)
+		if err != nil {
+			// An optional read: decide without it, as where it is not granted, and look again.
+			log.FromContext(ctx).Error(err, "Could not tell which controller speaks for the Gateway; counting every controller's entry")
+			out.retryWithin(clusterReadRetry)
+		}
+		f, recheck := status.RouteProblem(route, want.Gateway, by, appliedAt(route), now)
+		out.retryWithin(recheck)
+		switch {
 		case f == nil:
 			routed = true
+			keepIngressUntil = status.RouteAcceptedAt(route, want.Gateway, by).Add(status.MoveGrace)
 		case f.Terminal:
 			obs.Failures = append(obs.Failures, *f)
 		default:
@@ -93,12 +110,8 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		}
 	}
 
-	// The Ingress of a MyApp that moved to a Gateway serves until ingressGrace after the
-	// Gateway accepted the route.
-	var keepIngressUntil time.Time
-	if routed {
-		keepIngressUntil = status.RouteAcceptedAt(route, want.Gateway).Add(ingressGrace)
-	}
+	var ingress *networkingv1.Ingress
+	classMissing := false
 	switch {
 	case want.Ingress:
 		class, err := r.ingressClass(ctx, app, want.IngressClassName)
@@ -109,17 +122,96 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		ing, err := applyChild(ctx, r, app, &out.changes, ingressKind, desired.Ingress(app, class), nil)
 		out.add(r, app, obs, err)
 		if err != nil || !ing.current {
+			// The route, if any, serves until the Ingress carries the spec.
 			return
 		}
+		ingress = ing.obj
 		obs.URL = desired.URL(app)
-	case r.now().Before(keepIngressUntil):
-		out.retryWithin(keepIngressUntil.Sub(r.now()))
+		classMissing, err = r.gateway.ingressClassMissing(ctx, ingress, now)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Could not tell whether the Ingress's class exists; taking it to exist")
+			out.retryWithin(clusterReadRetry)
+		}
+		f, recheck := status.IngressProblem(ingress, classMissing, now)
+		out.retryWithin(recheck)
+		if f != nil {
+			obs.Failures = append(obs.Failures, *f)
+		}
+	case now.Before(keepIngressUntil):
+		out.retryWithin(keepIngressUntil.Sub(now))
 	case !want.Route || routed:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
 	}
-	if !want.Route && served {
-		out.add(r, app, obs, r.deleteChildIn(ctx, r.routes, app, &out.changes, &gatewayv1.HTTPRoute{}, app.Name))
+	if !want.Route && served && !classMissing {
+		// An Ingress of a class that does not exist serves nothing: the route, if any, stays.
+		out.add(r, app, obs, r.retireRoute(ctx, app, out, ingress, now))
 	}
+}
+
+// retireRoute deletes the HTTPRoute of a MyApp that no longer asks for one. A route that
+// served (its Gateway's controller accepted a generation of it) while the MyApp moves to an
+// Ingress stays until status.IngressTakesOverAt, and the reconcile runs again then; ingress
+// is the Ingress carrying the spec, nil when the MyApp is no longer exposed.
+func (r *MyAppReconciler) retireRoute(ctx context.Context, app *examplev1.MyApp, out *outcome, ingress *networkingv1.Ingress, now time.Time) error {
+	route := &gatewayv1.HTTPRoute{}
+	if ingress != nil {
+		found, err := r.readChild(ctx, r.routes, app, app.Name, route)
+		if err != nil || !found {
+			// deleteChildIn says what a route that is not the MyApp's own calls for.
+			return r.deleteChildIn(ctx, r.routes, app, &out.changes, &gatewayv1.HTTPRoute{}, app.Name)
+		}
+		if until, err := r.routeServesUntil(ctx, route, ingress, now); err != nil || now.Before(until) {
+			out.retryWithin(until.Sub(now))
+			return err
+		}
+	}
+	return r.deleteChildIn(ctx, r.routes, app, &out.changes, &gatewayv1.HTTPRoute{}, app.Name)
+}
+
+// routeServesUntil is when the route of a MyApp that moved to ingress may go: at once if
+// its Gateway's controller never accepted it (it routes nothing), else
+// status.IngressTakesOverAt. The time the ingress controller published the Ingress's address
+// is in the Ingress's managedFields, which the cache keeps only for the operator's own field
+// manager: one uncached read of its metadata, while a move waits for it.
+func (r *MyAppReconciler) routeServesUntil(ctx context.Context, route *gatewayv1.HTTPRoute, ingress *networkingv1.Ingress, now time.Time) (time.Time, error) {
+	gw, ok := status.RouteParent(route)
+	if !ok {
+		return time.Time{}, nil
+	}
+	by, err := r.gateway.controllerOf(ctx, gw, now)
+	if err != nil {
+		// An optional read: every controller's entry counts without it.
+		log.FromContext(ctx).Error(err, "Could not tell which controller speaks for the Gateway; counting every controller's entry")
+	}
+	if !status.RouteServed(route, gw, by) {
+		return time.Time{}, nil
+	}
+	var addressAt time.Time
+	if status.Admitted(ingress) {
+		partial := &metav1.PartialObjectMetadata{}
+		partial.SetGroupVersionKind(networkingv1.SchemeGroupVersion.WithKind(kindIngress))
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ingress), partial); err != nil {
+			return time.Time{}, fmt.Errorf("reading when Ingress %s got its address: %w", ingress.Name, err)
+		}
+		for _, mf := range ssa.EntriesOwning(partial, "f:status", "f:loadBalancer") {
+			if mf.Time != nil && mf.Time.After(addressAt) {
+				addressAt = mf.Time.Time
+			}
+		}
+	}
+	return status.IngressTakesOverAt(ingress, appliedAt(ingress), addressAt), nil
+}
+
+// appliedAt is when the operator last changed what it owns of a child: the time of its
+// field manager's apply entry, which the API server moves whenever a field of that entry
+// changes (the cache keeps the operator's own entries); the child's creation when it has none.
+func appliedAt(obj client.Object) time.Time {
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager == FieldOwner && mf.Operation == metav1.ManagedFieldsOperationApply && mf.Subresource == "" && mf.Time != nil {
+			return mf.Time.Time
+		}
+	}
+	return obj.GetCreationTimestamp().Time
 }
 
 // ingressClass is the class the MyApp's Ingress is applied with: the one chosen, else the
@@ -147,13 +239,6 @@ func (e *gatewayAPIMissingError) Error() string {
 		"(spec.expose.ingressClassName)", e.gateway.Namespace, e.gateway.Name)
 }
 
-// ingressGrace is how long the Ingress of a MyApp that moves to a Gateway stays after the
-// Gateway accepted the route: "accepted" is what the Gateway's controller reports, and its
-// proxies may take a moment more to route (Traefik, by default, applies a provider's changes
-// at most every 2 s). Deleting the Ingress at once could leave a moment in which neither
-// routes the app.
-const ingressGrace = 10 * time.Second
-
 // mayBeUnserved tells whether a request about an HTTPRoute failed in a way an API server
 // that no longer serves HTTPRoutes answers (their CRD removed after the operator found
 // them): NotFound, or no REST mapping. A NotFound has other causes (a route deleted between
@@ -175,6 +260,10 @@ type gatewayAPI struct {
 	discovery discovery.DiscoveryInterface
 	// watch starts the watch of HTTPRoutes; called once.
 	watch func() error
+	// gateways and ingressClasses are the reads of the cluster-wide objects that say who
+	// serves a MyApp's exposure (expose_reads.go): Gateways with their GatewayClasses, and
+	// IngressClasses.
+	gateways, ingressClasses *clusterReads
 
 	mu       sync.Mutex
 	served   bool
@@ -266,7 +355,9 @@ func (g *gatewayAPI) lookLocked(ctx context.Context, now time.Time) (bool, error
 // labelled as ours, and the watch that starts once the Gateway API is served. It has its own
 // cache because the manager's cannot be configured for a kind the cluster may not serve. At
 // start, while leading, it looks once whether the Gateway API is served, so that an HTTPRoute
-// left by a MyApp that no longer asks for one is found and removed.
+// left by a MyApp that no longer asks for one is found and removed. It sets up the rest of
+// what exposure reads too: the cluster reads and the watch of Ingresses' addresses
+// (setupClusterReads).
 func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(source.Source) error }) error {
 	opts := cache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
@@ -291,6 +382,9 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
 			childChanged(routeStatusChanged)))
 	}}
+	if err := r.setupClusterReads(mgr, c); err != nil {
+		return err
+	}
 	return mgr.Add(manager.RunnableFunc(r.gateway.probe))
 }
 

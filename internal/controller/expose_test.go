@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,13 +11,16 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
 
@@ -30,6 +35,13 @@ var (
 var _ = Describe("Exposing a MyApp", Ordered, func() {
 	var ns string
 	BeforeAll(func() { ns = newNamespace() })
+	// The Gateway the stories attach to serves every story after the one that makes it.
+	AfterAll(func() {
+		err := k8s.Delete(suiteCtx, &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: gatewayClassOf(ns, "public")}})
+		if !meta.IsNoMatchError(err) {
+			Expect(client.IgnoreNotFound(err)).To(Succeed())
+		}
+	})
 
 	expectGone := func(obj func(Gomega)) {
 		Eventually(func(g Gomega) { obj(g) }).Should(Succeed())
@@ -99,9 +111,15 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 		Expect(k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})).NotTo(Succeed(), "a Gateway was asked for: no Ingress")
 
-		By("installing the Gateway API's HTTPRoute CRD, with the operator running")
+		By("installing the Gateway API's CRDs, with the operator running, and a Gateway of a class")
 		crd, err := testutil.HTTPRouteCRD()
 		Expect(err).NotTo(HaveOccurred())
+		// The Gateways' and GatewayClasses' first: the operator reads them once it finds HTTPRoutes.
+		dir := filepath.Dir(crd)
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
+			filepath.Join(dir, "gateway.networking.k8s.io_gatewayclasses.yaml"), filepath.Join(dir, "gateway.networking.k8s.io_gateways.yaml")}})
+		Expect(err).NotTo(HaveOccurred())
+		createGateway(ns, "public", gatewayController)
 		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true})
 		Expect(err).NotTo(HaveOccurred())
 		// The operator looks again within gatewayAPILookInterval; nothing about the MyApp changes.
@@ -136,24 +154,12 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 	// reportRoute plays the Gateway's controller: it reports the route's current generation
 	// Accepted (or not, for reason) on the MyApp's Gateway and listener.
 	reportRoute := func(name string, accepted bool, reason string) {
-		Eventually(func(g Gomega) {
-			route := getRoute(ns, name)(g)
-			status := metav1.ConditionTrue
-			if !accepted {
-				status = metav1.ConditionFalse
-			}
-			route.Status.Parents = []gatewayv1.RouteParentStatus{{
-				ParentRef:      route.Spec.ParentRefs[0],
-				ControllerName: "example.com/gateway-controller",
-				Conditions: []metav1.Condition{
-					{Type: string(gatewayv1.RouteConditionAccepted), Status: status, Reason: reason,
-						ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
-					{Type: string(gatewayv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: "ResolvedRefs",
-						ObservedGeneration: route.Generation, LastTransitionTime: metav1.Now()},
-				},
-			}}
-			g.Expect(k8s.Status().Update(suiteCtx, route)).To(Succeed())
-		}).Should(Succeed())
+		answer := metav1.ConditionTrue
+		if !accepted {
+			answer = metav1.ConditionFalse
+		}
+		reportRouteParents(ns, name, parentEntry{controller: gatewayController, accepted: answer, acceptedReason: reason,
+			resolved: metav1.ConditionTrue, resolvedReason: string(gatewayv1.RouteReasonResolvedRefs)})
 	}
 
 	It("is Stalled when the Gateway refuses the route, naming its reason, and Ready once it accepts it", func() {
@@ -186,16 +192,112 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 	})
 
-	It("moves from the route to an Ingress when the MyApp names an ingress class instead", func() {
+	It("waits, not Stalled, while the Gateway reports the route's backend missing for a moment, and is Stalled once that lasts", func() {
+		// A manager without resyncs: only the recheck at the grace's end can make it Stalled.
+		ctx, cancel := context.WithCancel(suiteCtx)
+		stopped := startQuietManager(ctx)
+		DeferCleanup(func() {
+			cancel()
+			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		})
+		createMyApp(ns, "backend", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "quiet"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"backend.example.com"},
+				Gateway: &examplev1.GatewayReference{Name: "public", SectionName: "http"}}
+		})
+		rollOut(ns, "backend")
+		Eventually(getRoute(ns, "backend")).Should(Not(BeNil()))
+
+		By("the Gateway saw the route before the Service: ResolvedRefs False, BackendNotFound, a few seconds of the grace left")
+		left := 6 * time.Second
+		reportRouteParents(ns, "backend", parentEntry{controller: gatewayController, accepted: metav1.ConditionTrue,
+			acceptedReason: string(gatewayv1.RouteReasonAccepted), resolved: metav1.ConditionFalse,
+			resolvedReason: string(gatewayv1.RouteReasonBackendNotFound), since: time.Now().Add(left - status.BackendGrace)})
+		waiting := func(g Gomega) {
+			app := getMyApp(ns, "backend")(g)
+			ready := condition(g, app, examplev1.ConditionReady)
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+			g.Expect(ready.Message).To(ContainSubstring("BackendNotFound"))
+			g.Expect(condition(g, app, examplev1.ConditionReconciling).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}
+		Eventually(waiting).Should(Succeed())
+		Consistently(waiting, left/2).Should(Succeed(), "Stalled within the grace")
+
+		By("the backend still missing at the grace's end: Stalled, with no other event to look again")
+		Eventually(func(g Gomega) {
+			stalled := condition(g, getMyApp(ns, "backend")(g), examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonRouteNotAccepted))
+			g.Expect(stalled.Message).To(ContainSubstring("BackendNotFound"))
+		}).WithTimeout(left + 10*time.Second).Should(Succeed())
+
+		By("the Gateway resolves it")
+		reportRouteParents(ns, "backend", parentEntry{controller: gatewayController, accepted: metav1.ConditionTrue,
+			acceptedReason: string(gatewayv1.RouteReasonAccepted), resolved: metav1.ConditionTrue,
+			resolvedReason: string(gatewayv1.RouteReasonResolvedRefs)})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "backend")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("decides from the entries of the Gateway's own controller: another controller's entry for the same Gateway decides nothing", func() {
+		// The route web waits for the Gateway's answer to its new hostname.
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}).Should(Succeed())
+		refusedByAnother := parentEntry{controller: otherGatewayController, accepted: metav1.ConditionFalse,
+			acceptedReason: string(gatewayv1.RouteReasonNotAllowedByListeners), resolved: metav1.ConditionTrue,
+			resolvedReason: string(gatewayv1.RouteReasonResolvedRefs)}
+		reportRouteParents(ns, "web", refusedByAnother)
+		Consistently(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}, 2*resyncPeriod).Should(Succeed(), "another controller's refusal made the MyApp Stalled")
+
+		By("another controller accepting it does not make it Ready either")
+		acceptedByAnother := refusedByAnother
+		acceptedByAnother.accepted, acceptedByAnother.acceptedReason = metav1.ConditionTrue, string(gatewayv1.RouteReasonAccepted)
+		reportRouteParents(ns, "web", acceptedByAnother)
+		Consistently(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+		}, 2*resyncPeriod).Should(Succeed(), "another controller's acceptance made the MyApp Ready")
+
+		By("the Gateway's own controller accepts it, beside the other's refusal")
+		reportRouteParents(ns, "web", refusedByAnother, parentEntry{controller: gatewayController, accepted: metav1.ConditionTrue,
+			acceptedReason: string(gatewayv1.RouteReasonAccepted), resolved: metav1.ConditionTrue,
+			resolvedReason: string(gatewayv1.RouteReasonResolvedRefs)})
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "web")(g)
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+	})
+
+	It("moves from the route to an Ingress before it breaks: the route goes once an ingress controller published the Ingress's address", func() {
+		class := createIngressClass("stories-public-" + ns)
 		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
-			a.Spec.Expose.Gateway, a.Spec.Expose.IngressClassName = nil, ptrTo("public")
+			a.Spec.Expose.Gateway, a.Spec.Expose.IngressClassName = nil, ptrTo(class)
 		})
 		Eventually(func(g Gomega) {
-			g.Expect(getIngress(ns, "web")(g).Spec.IngressClassName).To(HaveValue(Equal("public")))
-			err := k8s.Get(suiteCtx, key(ns, "web"), &gatewayv1.HTTPRoute{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the HTTPRoute is still there: %v", err)
+			g.Expect(getIngress(ns, "web")(g).Spec.IngressClassName).To(HaveValue(Equal(class)))
 			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 		}).Should(Succeed())
+		Consistently(func(g Gomega) { g.Expect(getRoute(ns, "web")(g)).NotTo(BeNil()) }, 2*resyncPeriod).Should(Succeed(),
+			"the route serves until an ingress controller serves the Ingress")
+
+		By("playing the ingress controller: it publishes the Ingress's address")
+		publishAddress(ns, "web")
+		// A controller's proxies may route a moment after it publishes: the route stays MoveGrace more.
+		Consistently(func(g Gomega) { g.Expect(getRoute(ns, "web")(g)).NotTo(BeNil()) }, status.MoveGrace/2).Should(Succeed(),
+			"the route stays a while after the Ingress got its address")
+		Eventually(func(g Gomega) {
+			err := k8s.Get(suiteCtx, key(ns, "web"), &gatewayv1.HTTPRoute{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the HTTPRoute is still there: %v", err)
+		}).WithTimeout(status.MoveGrace + 20*time.Second).Should(Succeed())
+		Expect(condition(Default, getMyApp(ns, "web")(Default), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 	})
 
 	It("moves from an Ingress to a Gateway before it breaks: the Ingress goes once the Gateway accepted the route", func() {
@@ -208,13 +310,13 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, 2*resyncPeriod).Should(Succeed(),
 			"the Ingress serves until the route does")
 		reportRoute("web", true, string(gatewayv1.RouteReasonAccepted))
-		// A Gateway may route a moment after it reports: the Ingress stays ingressGrace more.
-		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, ingressGrace/2).Should(Succeed(),
+		// A Gateway may route a moment after it reports: the Ingress stays MoveGrace more.
+		Consistently(func(g Gomega) { g.Expect(getIngress(ns, "web")(g)).NotTo(BeNil()) }, status.MoveGrace/2).Should(Succeed(),
 			"the Ingress stays a while after the Gateway accepted the route")
 		Eventually(func(g Gomega) {
 			err := k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
-		}).WithTimeout(ingressGrace + 20*time.Second).Should(Succeed())
+		}).WithTimeout(status.MoveGrace + 20*time.Second).Should(Succeed())
 	})
 
 	It("keeps the class an Ingress has when the MyApp names none: the cluster's default at its creation, or the one named before", func() {
@@ -272,6 +374,132 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Expect(k8s.Get(suiteCtx, key(ns, "plain"), &networkingv1.Ingress{})).NotTo(Succeed())
 	})
 
+	// startClockManager runs a manager of its own, with resyncs, for the MyApps labelled
+	// unwatched=label, on a clock the story moves forward by skew: the deadlines are counted
+	// from times the API server stores, and a story cannot wait minutes for them.
+	startClockManager := func(label string, skew *atomic.Int64) {
+		ctx, cancel := context.WithCancel(suiteCtx)
+		sel, err := labels.Parse(unwatchedLabel + "=" + label)
+		Expect(err).NotTo(HaveOccurred())
+		stopped := startManager(ctx, managerOptions{myApps: sel,
+			now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+		DeferCleanup(func() {
+			cancel()
+			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		})
+	}
+
+	It("is Stalled with GatewayNotResponding once the Gateway has not answered the route for the deadline, naming the Gateway and what to check", func() {
+		var skew atomic.Int64
+		startClockManager("clock-gateway", &skew)
+		createMyApp(ns, "typo", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "clock-gateway"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"typo.example.com"},
+				Gateway: &examplev1.GatewayReference{Name: "pubilc"}}
+		})
+		rollOut(ns, "typo")
+		waiting := func(g Gomega) {
+			app := getMyApp(ns, "typo")(g)
+			g.Expect(condition(g, app, examplev1.ConditionReady).Reason).To(Equal(examplev1.ReasonWaitingForGateway))
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}
+		Eventually(waiting).Should(Succeed())
+		Consistently(waiting, 2*resyncPeriod).Should(Succeed())
+
+		By("the deadline passed with no answer")
+		skew.Store(int64(status.AnswerDeadline))
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "typo")(g)
+			stalled := condition(g, app, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonGatewayNotResponding))
+			g.Expect(stalled.Message).To(ContainSubstring("Gateway " + ns + "/pubilc"))
+			g.Expect(stalled.Message).To(ContainSubstring("kubectl get gateway -n " + ns + " pubilc"))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(eventReasons(g, app)).To(ContainElement(examplev1.ReasonGatewayNotResponding))
+		}).Should(Succeed())
+
+		By("the name fixed: a new generation of the route waits again, and the Gateway accepts it")
+		skew.Store(0)
+		updateMyApp(getMyApp(ns, "typo")(Default), func(a *examplev1.MyApp) { a.Spec.Expose.Gateway.Name = "public" })
+		Eventually(waiting).Should(Succeed())
+		reportRouteParents(ns, "typo", parentEntry{controller: gatewayController, accepted: metav1.ConditionTrue,
+			acceptedReason: string(gatewayv1.RouteReasonAccepted), resolved: metav1.ConditionTrue,
+			resolvedReason: string(gatewayv1.RouteReasonResolvedRefs)})
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "typo")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("is Stalled with IngressClassNotFound while the class its Ingress names does not exist, and Ready once the class is created", func() {
+		// A manager without resyncs: only the watch of IngressClasses can notice the class.
+		ctx, cancel := context.WithCancel(suiteCtx)
+		stopped := startQuietManager(ctx)
+		DeferCleanup(func() {
+			cancel()
+			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		})
+		class := "stories-missing-" + ns
+		createMyApp(ns, "classy", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "quiet"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"classy.example.com"}, IngressClassName: ptrTo(class)}
+		})
+		rollOut(ns, "classy")
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "classy")(g)
+			stalled := condition(g, app, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonIngressClassNotFound))
+			g.Expect(stalled.Message).To(ContainSubstring("IngressClass " + class + " does not exist"))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(app.Status.URL).To(Equal("http://classy.example.com/"))
+			g.Expect(eventReasons(g, app)).To(ContainElement(examplev1.ReasonIngressClassNotFound))
+		}).Should(Succeed())
+		Expect(getIngress(ns, "classy")(Default).Spec.IngressClassName).To(HaveValue(Equal(class)), "the Ingress is made all the same")
+
+		By("the class created, say by the ingress controller's chart")
+		createIngressClass(class)
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "classy")(g)
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+	})
+
+	It("is Degraded, and stays Ready, when no ingress controller has published its Ingress's address by the deadline", func() {
+		var skew atomic.Int64
+		startClockManager("clock-ingress", &skew)
+		class := createIngressClass("stories-unadmitted-" + ns)
+		createMyApp(ns, "unadmitted", func(a *examplev1.MyApp) {
+			a.Labels = map[string]string{unwatchedLabel: "clock-ingress"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"unadmitted.example.com"}, IngressClassName: ptrTo(class)}
+		})
+		rollOut(ns, "unadmitted")
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "unadmitted")(g)
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(condition(g, app, examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+
+		By("the deadline passed with no address")
+		skew.Store(int64(status.AnswerDeadline))
+		Eventually(func(g Gomega) {
+			app := getMyApp(ns, "unadmitted")(g)
+			degraded := condition(g, app, examplev1.ConditionDegraded)
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Reason).To(Equal(examplev1.ReasonIngressNotAdmitted))
+			g.Expect(degraded.Message).To(ContainSubstring("Ingress unadmitted (class " + class + ")"))
+			g.Expect(condition(g, app, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue), "no address is no proof nothing serves")
+			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+
+		By("playing the ingress controller: it publishes the address")
+		publishAddress(ns, "unadmitted")
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "unadmitted")(g), examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+	})
+
 	It("says the Gateway API is not installed when its CRD is removed after the operator found it, and makes the route again once it is back", func() {
 		createMyApp(ns, "gone", func(a *examplev1.MyApp) {
 			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"gone.example.com"},
@@ -312,3 +540,79 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 	})
 })
+
+// The controllers of the stories' Gateway's class, and another implementation's.
+const (
+	gatewayController      = "example.com/gateway-controller"
+	otherGatewayController = "other.example.com/gateway-controller"
+)
+
+// createGateway makes the Gateway ns/name, of a GatewayClass of its own (gatewayClassOf) whose
+// controller is controller, with one listener named http. The namespace keeps the Gateway; the
+// caller removes the class.
+func createGateway(ns, name, controller string) {
+	class := &gatewayv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: gatewayClassOf(ns, name)},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayv1.GatewayController(controller)}}
+	Expect(k8s.Create(suiteCtx, class)).To(Succeed())
+	gw := &gatewayv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: gatewayv1.ObjectName(class.Name),
+			Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}}}
+	Expect(k8s.Create(suiteCtx, gw)).To(Succeed())
+}
+
+// gatewayClassOf names the GatewayClass of the Gateway createGateway makes.
+func gatewayClassOf(ns, name string) string { return "stories-" + ns + "-" + name }
+
+// createIngressClass makes an IngressClass of that name, removed at the story's end, and
+// returns its name.
+func createIngressClass(name string) string {
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: networkingv1.IngressClassSpec{Controller: "example.com/ingress-controller"}}
+	Expect(k8s.Create(suiteCtx, class)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(suiteCtx, class))).To(Succeed()) })
+	return name
+}
+
+// publishAddress plays an ingress controller that serves the Ingress: it publishes its address.
+func publishAddress(ns, name string) {
+	Eventually(func(g Gomega) {
+		ing := getIngress(ns, name)(g)
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.10"}}
+		g.Expect(k8s.Status().Update(suiteCtx, ing)).To(Succeed())
+	}).Should(Succeed())
+}
+
+// parentEntry is what one controller reports of a route on its first parent.
+type parentEntry struct {
+	controller                     string
+	accepted, resolved             metav1.ConditionStatus
+	acceptedReason, resolvedReason string
+	// since is the conditions' lastTransitionTime (now when zero).
+	since time.Time
+}
+
+// reportRouteParents plays the Gateway's controllers: each entry reports the route's current
+// generation on its first parent, and the entries replace what the route's status held.
+func reportRouteParents(ns, name string, entries ...parentEntry) {
+	Eventually(func(g Gomega) {
+		route := getRoute(ns, name)(g)
+		route.Status.Parents = nil
+		for _, e := range entries {
+			since := metav1.Now()
+			if !e.since.IsZero() {
+				since = metav1.NewTime(e.since)
+			}
+			route.Status.Parents = append(route.Status.Parents, gatewayv1.RouteParentStatus{
+				ParentRef:      route.Spec.ParentRefs[0],
+				ControllerName: gatewayv1.GatewayController(e.controller),
+				Conditions: []metav1.Condition{
+					{Type: string(gatewayv1.RouteConditionAccepted), Status: e.accepted, Reason: e.acceptedReason,
+						ObservedGeneration: route.Generation, LastTransitionTime: since},
+					{Type: string(gatewayv1.RouteConditionResolvedRefs), Status: e.resolved, Reason: e.resolvedReason,
+						ObservedGeneration: route.Generation, LastTransitionTime: since},
+				},
+			})
+		}
+		g.Expect(k8s.Status().Update(suiteCtx, route)).To(Succeed())
+	}).Should(Succeed())
+}
