@@ -13,6 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +34,11 @@ import (
 // operator, and a MyApp with spec.rolloutOnConfigChange carries on its pod template a hash of
 // the versions of the Secrets it references (desired.AnnotationSecretHash). Without the grant,
 // Secrets are not tracked, and the template keeps the hash it has.
+//
+// A namespace's watch lives while a MyApp there tracks Secrets: it starts at the first reconcile
+// of such a MyApp that finds the grant, and stops once the last one is deleted or stops
+// tracking them (the MyApps' own watch events say when to look), so that the operator holds no
+// watch, nor a copy of the Secrets' metadata, for a namespace that needs none.
 
 // secretGrantRecheck is how long the operator trusts what it found about its grant on the
 // Secrets of a namespace; a reconcile requested through the reconcile-request annotation
@@ -45,10 +53,17 @@ var secretVerbs = []string{"get", "list", "watch"}
 type secretWatches struct {
 	// newCache makes the metadata cache of one namespace's Secrets.
 	newCache func(namespace string) (cache.Cache, error)
-	// watch adds the watch of a namespace's Secrets in its cache to the controller.
-	watch func(c cache.Cache) error
+	// watch adds the watch of a namespace's Secrets, the informer of its cache, to the
+	// controller.
+	watch func(secrets cache.Informer) error
 	// allowed asks the API server whether the operator may do verb on the namespace's Secrets.
 	allowed func(ctx context.Context, namespace, verb string) (bool, error)
+	// tracked tells whether a MyApp of the namespace, as the manager's cache holds them, rolls
+	// out on Secrets (secretsOf).
+	tracked func(ctx context.Context, namespace string) (bool, error)
+	// myApps is the manager's informer of MyApps: its deletions, and its changes that stop a
+	// MyApp tracking Secrets, queue the namespace for release.
+	myApps func(ctx context.Context) (cache.Informer, error)
 
 	mu sync.Mutex
 	// base is the context of the manager while it leads: the caches run within it.
@@ -65,15 +80,125 @@ type namespaceSecrets struct {
 	checkedAt time.Time
 	cache     cache.Cache
 	stop      context.CancelFunc
+	// released: the entry was dropped from secretWatches.ns, its cache stopped; whoever finds
+	// it so takes the namespace's new entry.
+	released bool
 }
 
 // Start records the manager's context, for the caches of the namespaces granted later, and
-// holds it while the manager leads.
+// while the manager leads releases the namespaces whose MyApps no longer track Secrets.
 func (s *secretWatches) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.base = ctx
 	s.mu.Unlock()
-	<-ctx.Done()
+	// One worker, each namespace queued once however many MyApps went at once (a namespace
+	// deleted); a failed look is retried with the controllers' backoff.
+	released := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	go func() {
+		<-ctx.Done()
+		released.ShutDown()
+	}()
+	var apps cache.Informer
+	// The informer is the controller's own; should the kind not be served yet, ask again as
+	// controller-runtime's sources do.
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if apps, err = s.myApps(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "Cannot watch MyApps to release the Secret watches nobody needs; retrying")
+			return false, nil
+		}
+		return true, nil
+	}); err != nil {
+		return nil // the manager stops
+	}
+	handle, err := apps.AddEventHandler(releaseOn(released))
+	if err != nil {
+		return fmt.Errorf("watching MyApps to release the Secret watches nobody needs: %w", err)
+	}
+	defer func() { _ = apps.RemoveEventHandler(handle) }()
+	for s.releaseNext(ctx, released) {
+	}
+	return nil
+}
+
+// releaseOn queues the namespace of a MyApp that tracked Secrets and was deleted or stopped
+// tracking them: the namespace's watch may have no reader left.
+func releaseOn(queue workqueue.TypedInterface[string]) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, updated any) {
+			if tracksSecrets(old) && !tracksSecrets(updated) {
+				queue.Add(updated.(client.Object).GetNamespace())
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				// A deletion the watch missed: its last state may be stale, look anyway.
+				if namespace, _, err := toolscache.SplitMetaNamespaceKey(tomb.Key); err == nil {
+					queue.Add(namespace)
+				}
+				return
+			}
+			if tracksSecrets(obj) {
+				queue.Add(obj.(client.Object).GetNamespace())
+			}
+		},
+	}
+}
+
+// tracksSecrets tells whether obj, from the MyApps' informer, is a MyApp that rolls out on
+// Secrets.
+func tracksSecrets(obj any) bool {
+	app, ok := obj.(*examplev1.MyApp)
+	return ok && len(secretsOf(app)) > 0
+}
+
+// releaseNext releases the next namespace queued, and tells whether to go on.
+func (s *secretWatches) releaseNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string]) bool {
+	namespace, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(namespace)
+	if err := s.release(ctx, namespace); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot tell whether a MyApp still tracks the Secrets of a namespace; retrying", "namespace", namespace)
+		queue.AddRateLimited(namespace)
+		return true
+	}
+	queue.Forget(namespace)
+	return true
+}
+
+// release stops the watch of the namespace's Secrets and forgets what is known of the
+// namespace (the grant included) when no MyApp there tracks Secrets any more. The look at the
+// MyApps holds the namespace's lock: a MyApp that starts tracking is in the manager's cache
+// before its reconcile asks for the watch, so either this look sees it and keeps the watch,
+// or its reconcile comes after the release and starts a new one.
+func (s *secretWatches) release(ctx context.Context, namespace string) error {
+	s.mu.Lock()
+	n := s.ns[namespace]
+	s.mu.Unlock()
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.released {
+		return nil
+	}
+	tracked, err := s.tracked(ctx, namespace)
+	if err != nil || tracked {
+		return err
+	}
+	if n.stop != nil {
+		n.stop()
+		log.FromContext(ctx).Info("No MyApp of the namespace tracks Secrets any more: stopped watching them", "namespace", namespace)
+	}
+	n.cache, n.stop, n.released = nil, nil, true
+	s.mu.Lock()
+	if s.ns[namespace] == n {
+		delete(s.ns, namespace)
+	}
+	s.mu.Unlock()
 	return nil
 }
 
@@ -87,26 +212,34 @@ var errNotLeading = errors.New("the Secret watches have not started yet")
 // found: a grant withdrawn in between leaves the namespace untracked, and no reconcile waits.
 const secretCacheSyncTimeout = 20 * time.Second
 
-// namespace is the entry of a namespace, made on first use, and the manager's context.
-func (s *secretWatches) namespace(name string) (*namespaceSecrets, context.Context) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.ns[name]
-	if n == nil {
-		n = &namespaceSecrets{}
-		if s.ns == nil {
-			s.ns = map[string]*namespaceSecrets{}
+// lock locks the entry of a namespace, made on first use, and returns it with the manager's
+// context. The caller unlocks it.
+func (s *secretWatches) lock(name string) (*namespaceSecrets, context.Context) {
+	for {
+		s.mu.Lock()
+		n := s.ns[name]
+		if n == nil {
+			n = &namespaceSecrets{}
+			if s.ns == nil {
+				s.ns = map[string]*namespaceSecrets{}
+			}
+			s.ns[name] = n
 		}
-		s.ns[name] = n
+		base := s.base
+		s.mu.Unlock()
+		n.mu.Lock()
+		if !n.released {
+			return n, base
+		}
+		// Released between the two locks: the next turn makes the namespace's new entry.
+		n.mu.Unlock()
 	}
-	return n, s.base
 }
 
 // forget makes the next look at the namespace ask about the grant again: an answer of the API
 // server refused it meanwhile.
 func (s *secretWatches) forget(name string) {
-	n, _ := s.namespace(name)
-	n.mu.Lock()
+	n, _ := s.lock(name)
 	defer n.mu.Unlock()
 	n.checkedAt = time.Time{}
 }
@@ -114,12 +247,11 @@ func (s *secretWatches) forget(name string) {
 // cacheOf is the cache of the namespace's Secrets, synced, or nil when the operator may not
 // watch them. What it found is trusted for secretGrantRecheck, unless recheck.
 func (s *secretWatches) cacheOf(ctx context.Context, namespace string, now time.Time, recheck bool) (cache.Cache, error) {
-	n, base := s.namespace(namespace)
+	n, base := s.lock(namespace)
+	defer n.mu.Unlock()
 	if base == nil {
 		return nil, errNotLeading
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
 	if !n.checkedAt.IsZero() && !recheck && now.Sub(n.checkedAt) < secretGrantRecheck {
 		return n.cache, nil
 	}
@@ -156,7 +288,8 @@ func (s *secretWatches) start(ctx, base context.Context, namespace string) (cach
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := c.GetInformer(ctx, secretMetadata(), cache.BlockUntilSynced(false)); err != nil {
+	informer, err := c.GetInformer(ctx, secretMetadata(), cache.BlockUntilSynced(false))
+	if err != nil {
 		return nil, nil, err
 	}
 	cctx, stop := context.WithCancel(base)
@@ -165,13 +298,13 @@ func (s *secretWatches) start(ctx, base context.Context, namespace string) (cach
 			log.FromContext(cctx).Error(err, "The Secrets' metadata cache stopped", "namespace", namespace)
 		}
 	}()
-	wait, cancel := context.WithTimeout(ctx, secretCacheSyncTimeout)
+	syncing, cancel := context.WithTimeout(ctx, secretCacheSyncTimeout)
 	defer cancel()
-	if !c.WaitForCacheSync(wait) {
+	if !c.WaitForCacheSync(syncing) {
 		stop()
 		return nil, nil, fmt.Errorf("the Secrets of %s did not list within %s", namespace, secretCacheSyncTimeout)
 	}
-	if err := s.watch(c); err != nil {
+	if err := s.watch(informer); err != nil {
 		stop()
 		return nil, nil, err
 	}
@@ -285,7 +418,9 @@ func trimSecret(in any) (any, error) {
 
 // setupSecrets gives the reconciler its Secret watches: per namespace, a metadata cache made
 // once the grant is found, and its watch, which queues the MyApps that roll out on a Secret
-// created, changed or deleted.
+// created, changed or deleted. The watch is added as the informer it is, already synced: a
+// source of kind would wait, in a goroutine of its own, for a handler that a cache stopped
+// early never syncs.
 func (r *MyAppReconciler) setupSecrets(mgr ctrl.Manager, c interface{ Watch(source.Source) error }) error {
 	r.secrets = &secretWatches{
 		newCache: func(namespace string) (cache.Cache, error) {
@@ -297,8 +432,8 @@ func (r *MyAppReconciler) setupSecrets(mgr ctrl.Manager, c interface{ Watch(sour
 				ReaderFailOnMissingInformer: true,
 			})
 		},
-		watch: func(sc cache.Cache) error {
-			return c.Watch(source.Kind[client.Object](sc, secretMetadata(), r.referencedChanged(secretsOf, nil)))
+		watch: func(secrets cache.Informer) error {
+			return c.Watch(&source.Informer{Informer: secrets, Handler: r.referencedChanged(secretsOf, nil)})
 		},
 		allowed: func(ctx context.Context, namespace, verb string) (bool, error) {
 			review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -308,6 +443,21 @@ func (r *MyAppReconciler) setupSecrets(mgr ctrl.Manager, c interface{ Watch(sour
 				return false, err
 			}
 			return review.Status.Allowed, nil
+		},
+		tracked: func(ctx context.Context, namespace string) (bool, error) {
+			apps := &examplev1.MyAppList{}
+			if err := r.List(ctx, apps, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+				return false, err
+			}
+			for i := range apps.Items {
+				if len(secretsOf(&apps.Items[i])) > 0 {
+					return true, nil
+				}
+			}
+			return false, nil
+		},
+		myApps: func(ctx context.Context) (cache.Informer, error) {
+			return mgr.GetCache().GetInformer(ctx, &examplev1.MyApp{}, cache.BlockUntilSynced(false))
 		},
 	}
 	return mgr.Add(r.secrets)
