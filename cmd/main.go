@@ -86,8 +86,8 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second,
 		"How often the leader renews, and a standby tries to acquire, the lease.")
 	flag.DurationVar(&rolloutFailureGrace, "rollout-failure-grace", status.DefaultRolloutFailureGrace,
-		"How long a pod of a new pod template may fail to pull, start or keep running "+
-			"before the operator rolls the rollout back.")
+		"How long a problem of the pods of a new pod template (an image that cannot be pulled, a missing "+
+			"ConfigMap, a crash loop) must last, from when the operator first saw it, before it rolls the rollout back.")
 	flag.StringVar(&exposeGateway, "expose-gateway", "",
 		"The Gateway, as namespace/name or namespace/name/listener, that a MyApp's spec.expose attaches an HTTPRoute to "+
 			"when it names neither a gateway nor an ingressClassName. Empty: such MyApps get an Ingress.")

@@ -16,7 +16,8 @@ root=$PWD
 out=${MUTATION_DIR:-$PWD/bin/mutants}
 mkdir -p "$out"
 
-# mutant | end-to-end focus (a regular expression on spec names; empty: envtest only)
+# mutant | end-to-end focus (a regular expression on spec names; empty: envtest only); a comment
+# after a row names the envtest story that must catch the mutant.
 table=(
 	"no-status|runs its pods, scales with kubectl"
 	"foreign-owner|runs its pods, scales with kubectl"
@@ -32,8 +33,20 @@ table=(
 	"any-intent-carried|"
 	"budget-blocks-drain|A node drain"
 	"policy-not-restored|"
-	"rollback-never|"
-	"rollback-on-slow|"
+	"rollback-never|"          # A failed rollout: is rolled back to the last Ready template when the new image cannot be pulled
+	"rollback-on-slow|"        # A failed rollout: is rolled back when new pods crash-loop ...; not while it is only slow
+	# The rollout decision (internal/controller/rollback_decision_test.go), one story each:
+	"judge-unobserved|"        # does not roll back the user's fix ... while the deployment controller has not observed it (no target that never served)
+	"fail-unobserved|"         # does not roll back the user's fix ... while the deployment controller has not observed it
+	"complete-at-zero|"        # takes a template rolled out at zero replicas for no target
+	"complete-by-counts-only|" # never rolls back a release that completed while no reconcile looked
+	"grace-from-creation|"     # counts the grace from the first sighting of a problem
+	"act-before-record|"       # records a rollback before acting on it (a refused record changes nothing)
+	"hold-from-status-only|"   # records a rollback before acting on it (the status losing the record: the mark holds)
+	"whole-target-template|"   # leaves `kubectl rollout restart` to kubectl while a rollback holds
+	"target-intent-only|"      # keeps a rollback 0.4.0 held across the upgrade
+	"orphans-requeue|"         # does not requeue a MyApp without its Deployment for the problem pods of a Deployment it lost
+	"volume-behind-old-pods|"  # names a ConfigMap a volume of the new template takes and that does not exist
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "

@@ -67,8 +67,9 @@ type applied[T client.Object] struct {
 // version of the child and intent; r.carried remembers the answer (carried.go).
 //
 // before, when set, runs before an apply over an existing child (the replica hand-over).
+// guarded, when set, applies over the child only at the version read here (staleError).
 func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
-	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error) (applied[T], error) {
+	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error, guard ...applyGuard) (applied[T], error) {
 	name := ssa.NameOf(cfg)
 	existing := kind.newObj()
 	out := applied[T]{obj: existing}
@@ -106,7 +107,14 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 	}
 
 	live := kind.newObj()
-	if err := r.applyOver(ctx, existing, exists, cfg, live); err != nil {
+	version := ""
+	if exists && len(guard) > 0 && bool(guard[0]) {
+		version = existing.GetResourceVersion()
+	}
+	if err := r.applyOver(ctx, existing, exists, cfg, live, version); err != nil {
+		if version != "" && apierrors.IsConflict(err) {
+			return out, &staleError{kind: kind.name, name: name}
+		}
 		return out, err
 	}
 	out.obj, out.wrote, out.created, out.current = live, true, !exists, true
@@ -127,13 +135,13 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 }
 
 // applyOver applies cfg over the child, forced when it exists (our fields that someone
-// edited are taken back), leaving the stored object in live. When a hand edit of a list
-// item's key makes the apply invalid, the clashing item is repaired and the apply tried once
-// more.
+// edited are taken back), leaving the stored object in live; only at that resourceVersion,
+// when one is given. When a hand edit of a list item's key makes the apply invalid, the
+// clashing item is repaired and the apply tried once more.
 func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object, exists bool,
-	cfg runtime.ApplyConfiguration, live client.Object) error {
+	cfg runtime.ApplyConfiguration, live client.Object, resourceVersion string) error {
 	kind, name := r.kindOf(live), ssa.NameOf(cfg)
-	err := ssa.Apply(ctx, r.Client, cfg, live, FieldOwner, exists)
+	err := ssa.ApplyAt(ctx, r.Client, cfg, live, FieldOwner, exists, resourceVersion)
 	if err == nil {
 		return nil
 	}
@@ -151,6 +159,22 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 		return &applyError{kind: kind, name: name, err: err}
 	}
 	return nil
+}
+
+// applyGuard, true, makes applyChild apply only over the version of the child it read.
+type applyGuard bool
+
+// guarded is the applyGuard of an apply decided from the child as read: the rollout decision's
+// applies of the Deployment, so that one decided from a cache older than the stored Deployment
+// (a rollback another reconcile applied a moment ago) never undoes what it did not see.
+const guarded applyGuard = true
+
+// staleError: a guarded apply met a newer version of the child than the one it was decided
+// from. It is no problem to report: the reconcile looks again once the cache has caught up.
+type staleError struct{ kind, name string }
+
+func (e *staleError) Error() string {
+	return fmt.Sprintf("%s %s changed since it was read; looking again", e.kind, e.name)
 }
 
 // cachedChild reads the child of that name from the cache into obj and checks that the

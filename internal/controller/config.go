@@ -36,6 +36,19 @@ func configMapsOf(app *examplev1.MyApp) []string {
 	return desired.ReferencedConfigMaps(app)
 }
 
+// configMapsWatched are the ConfigMaps whose changes reconcile a MyApp: those it rolls out on,
+// and those its volumes take, whose creation lets pods that wait to mount them start
+// (rollback.go reports one that is missing).
+func configMapsWatched(app *examplev1.MyApp) []string {
+	names := configMapsOf(app)
+	for _, src := range desired.RequiredVolumeSources(app) {
+		if src.Kind == kindConfigMap {
+			names = append(names, src.Name)
+		}
+	}
+	return names
+}
+
 // configDigests remembers, per ConfigMap, the digest of its data at one resourceVersion ("" for
 // one found missing), so that a ConfigMap is read again only once it changed.
 type configDigests struct {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -68,11 +69,12 @@ func (r *MyAppReconciler) ensureFiles(ctx context.Context, app *examplev1.MyApp,
 	return nil
 }
 
-// collectFiles deletes the MyApp's files ConfigMaps that neither the spec (keep, the hash of
-// its files, or "") nor a ReplicaSet of the MyApp mounts, once older than filesGrace. It
-// deletes nothing while it cannot tell: without the Deployment d, or while the ReplicaSet
-// cache cannot answer. retry, when set, is when a ConfigMap waiting out its grace may go.
-func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, d *appsv1.Deployment, keep string, now time.Time) (retry time.Duration, err error) {
+// collectFiles deletes the MyApp's files ConfigMaps that neither the spec nor a held rollback
+// (keep, the hashes of their files) nor a ReplicaSet of the MyApp mounts, once older than
+// filesGrace. It deletes nothing while it cannot tell: without the Deployment d, or while the
+// ReplicaSet cache cannot answer. retry, when set, is when a ConfigMap waiting out its grace
+// may go.
+func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp, ch *changes, d *appsv1.Deployment, keep []string, now time.Time) (retry time.Duration, err error) {
 	maps := &metav1.PartialObjectMetadataList{}
 	maps.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindConfigMap + "List"))
 	if err := r.List(ctx, maps, client.InNamespace(app.Namespace), client.MatchingLabels{desired.LabelSelector: app.Name}); err != nil {
@@ -81,7 +83,7 @@ func (r *MyAppReconciler) collectFiles(ctx context.Context, app *examplev1.MyApp
 	var stale []*metav1.PartialObjectMetadata
 	for i := range maps.Items {
 		m := &maps.Items[i]
-		if hash, ok := m.Labels[desired.LabelFiles]; ok && hash != keep && metav1.IsControlledBy(m, app) && m.DeletionTimestamp.IsZero() {
+		if hash, ok := m.Labels[desired.LabelFiles]; ok && !slices.Contains(keep, hash) && metav1.IsControlledBy(m, app) && m.DeletionTimestamp.IsZero() {
 			stale = append(stale, m)
 		}
 	}

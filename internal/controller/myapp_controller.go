@@ -59,9 +59,9 @@ type MyAppReconciler struct {
 	WatchNamespaces []string
 	// Now is the clock of the status and of the deadlines (time.Now when nil).
 	Now func() time.Time
-	// RolloutFailureGrace is how long a pod of a new template may wait for a reason that
-	// blocks its rollout before the operator rolls back (status.DefaultRolloutFailureGrace
-	// when 0).
+	// RolloutFailureGrace is how long a problem of the pods of a new template must last, from
+	// when the manager first saw it, before the operator rolls back
+	// (status.DefaultRolloutFailureGrace when 0).
 	RolloutFailureGrace time.Duration
 	// Metrics, when set, receives each MyApp's status as gauges, and forgets a deleted MyApp.
 	Metrics *metrics.MyApps
@@ -78,8 +78,10 @@ type MyAppReconciler struct {
 	carried carriedIntents
 	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).
 	statusWrites statusWrites
-	// rollbacks remembers the rollbacks made and held (rollback.go).
-	rollbacks rollbacks
+	// intents remembers the stored intents of templates that served (revisions.go), and
+	// sightings when each problem of the pods was first seen (sightings.go).
+	intents   intents
+	sightings sightings
 	// configDigests remembers the digests of referenced ConfigMaps' data (config.go).
 	configDigests configDigests
 	// secrets are the metadata-only watches of Secrets, per namespace granted (secrets.go).
@@ -129,7 +131,7 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
 	obs.Pods = pods
-	retry, err = r.autoPilot(ctx, app, &out.changes, &obs, out.deployment, now)
+	retry, err = r.autoPilot(ctx, app, &out.changes, &obs, out.deployment, out.pilot)
 	out.add(r, app, &obs, err)
 	out.retryWithin(retry)
 	out.changes.emit(r, app)
@@ -163,7 +165,8 @@ func (r *MyAppReconciler) recordMetrics(app *examplev1.MyApp, obs status.Observe
 func (r *MyAppReconciler) forget(key types.NamespacedName) {
 	r.carried.forget(key)
 	r.statusWrites.forget(key)
-	r.rollbacks.forget(key)
+	r.sightings.forget(key)
+	r.intents.forget(key)
 	if r.Metrics != nil {
 		r.Metrics.Forget(key)
 	}
@@ -203,19 +206,26 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	files, hashes, inputsRead, specKnown := r.templateInputs(ctx, app, out, obs, cached)
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, hashes)
 	out.add(r, app, obs, err)
+	p, err := r.rolloutBefore(ctx, app, cached, deployment, specKnown)
+	out.add(r, app, obs, err)
+	obs.ReadyTemplate = app.Status.ReadyTemplate
 	held := false
-	switch rb, template := r.heldRollback(app, specTemplateDigest(deployment), specKnown); {
+	switch {
+	case err != nil:
+		// The rollback in force is not known: the Deployment stays as it is until it is.
+		obs.RolledBack, obs.Deployment, obs.DeploymentStale, held = app.Status.RolledBack, cached, true, true
+		p = nil
 	case !inputsRead:
 		// Without its inputs the template the spec asks for is not known: a rollback in force
 		// stays in force, and the running Deployment stays as it is (below).
-		obs.RolledBack = rb
-	case rb != nil && phase == migrationNone && status.AutoRollback(app) && deployment != nil:
+		obs.RolledBack = p.held
+	case p.held != nil && phase == migrationNone && deployment != nil:
 		// The template the spec asks for failed and was rolled back (rollback.go): it is not
 		// tried again until the spec asks for another or a reconcile is requested.
-		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached, deployment, rb, template)
+		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached, deployment, p)
 		out.add(r, app, obs, err)
 	}
-	out.deployment = deployment
+	out.deployment, out.pilot = deployment, p
 	switch {
 	case held:
 	case phase == migrationOrphaning:
@@ -237,11 +247,16 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 				return r.holdReplicas(ctx, app)
 			}
 			return nil
-		})
+		}, guarded)
 		out.add(r, app, obs, err)
 		if metav1.IsControlledBy(d.obj, app) {
 			obs.Deployment = d.obj
 			obs.DeploymentStale = !d.current
+		} else if err != nil {
+			obs.Deployment, obs.DeploymentStale = cached, true
+		}
+		if d.current && p != nil {
+			p.applied = p.facts.Spec.Template
 		}
 		if phase == migrationReplacing {
 			retry, err := r.finishMigration(ctx, app, obs, serviceApplied, now)
@@ -259,9 +274,14 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		obs.Deployment, obs.DeploymentStale = cached, true
 	}
 
-	// The app serves without its autoscaler, its disruption budget and the deletion of files
-	// ConfigMaps no longer mounted: their problems are Degraded while it does
-	// (status.Failure.ServedWithout).
+	r.reconcileServedWithout(ctx, app, obs, out, migrating, files, p, now)
+}
+
+// reconcileServedWithout brings to their intent the children the app serves without: its
+// autoscaler, its disruption budget and the deletion of files ConfigMaps no longer mounted.
+// Their problems are Degraded while it does (status.Failure.ServedWithout).
+func (r *MyAppReconciler) reconcileServedWithout(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome,
+	migrating bool, files *desired.Files, p *pilot, now time.Time) {
 	optional := len(obs.Failures)
 	if want := desired.HorizontalPodAutoscaler(app); want != nil {
 		h, err := applyChild(ctx, r, app, &out.changes, autoscalerKind, want, nil)
@@ -283,9 +303,14 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	default:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
-	keep := ""
+	var keep []string
 	if files != nil {
-		keep = files.Hash
+		keep = append(keep, files.Hash)
+	}
+	if p != nil && p.heldIntent != nil && p.heldIntent.ObjectMetaApplyConfiguration != nil {
+		// The template a rollback holds mounts its own files, which a Deployment made again
+		// after its deletion needs before any ReplicaSet of it mounts them.
+		keep = append(keep, p.heldIntent.Labels[desired.LabelFiles])
 	}
 	retry, err := r.collectFiles(ctx, app, &out.changes, obs.Deployment, keep, now)
 	out.add(r, app, obs, err)
@@ -360,8 +385,9 @@ type outcome struct {
 	// operator's, by reason, for the Warning event that reports them.
 	details map[string]string
 	// deployment is the Deployment the spec asks for, for the auto-pilot (nil when the spec
-	// cannot be built into one).
+	// cannot be built into one), and pilot what the auto-pilot gathered before its apply.
 	deployment *appsv1ac.DeploymentApplyConfiguration
+	pilot      *pilot
 }
 
 // add records err, if any: in the observation for the status, as a warning event, and as
@@ -369,6 +395,12 @@ type outcome struct {
 // them once and retries with backoff; errors the user must fix are not (no backoff loop).
 func (o *outcome) add(r *MyAppReconciler, app *examplev1.MyApp, obs *status.Observed, err error) {
 	if err == nil {
+		return
+	}
+	if stale := (*staleError)(nil); errors.As(err, &stale) {
+		// A decision made from a cache older than the stored object: no problem to report,
+		// only a look again once the cache has caught up.
+		o.retryWithin(statusConflictRetry)
 		return
 	}
 	f := classify(err)
@@ -453,7 +485,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&networkingv1.Ingress{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
-		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsOf, r.configDigests.forget), builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsWatched, r.configDigests.forget), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Build(r)

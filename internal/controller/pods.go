@@ -25,6 +25,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/rollout"
 	"github.com/example/myapp-operator/internal/status"
 )
 
@@ -109,9 +110,21 @@ func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp,
 	if !slices.ContainsFunc(pods.Items, hasProblemPod) {
 		return nil, 0, nil
 	}
+	if d == nil || !metav1.IsControlledBy(d, app) {
+		// Pods without the MyApp's Deployment (orphaned by a Deployment deleted with
+		// --cascade=orphan, the name now taken by one the MyApp does not own) belong to no
+		// template of its: the Deployment's own events say when that changes.
+		return nil, 0, nil
+	}
 	hash, known, err := r.currentTemplateHash(ctx, app, d)
-	if err != nil || !known {
-		return nil, currentTemplateRetry, err
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case !known && d.Annotations[revisionAnnotation] != "":
+		// The current template's ReplicaSet is not in the cache yet.
+		return nil, currentTemplateRetry, nil
+	case !known:
+		return nil, 0, nil // no template rolled out yet: the Deployment's status write says when
 	}
 	for i := range pods.Items {
 		if pods.Items[i].Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
@@ -134,8 +147,9 @@ const currentTemplateRetry = 2 * time.Second
 // new template's ReplicaSet in the sync that observes it; until then the annotation names the
 // template of the last observed spec, whose pods are the ones the MyApp's status spoke of
 // (a scale keeps them; after a template change they are the pods a rollout replaces, and the
-// status is not Ready then anyway). known is false while the Deployment has no revision, and
-// while the cache does not hold that ReplicaSet yet.
+// status is not Ready then anyway). known is false while the Deployment has no revision, while
+// the cache does not hold that ReplicaSet yet, and while a ReplicaSet has a later revision
+// than the Deployment (rollout.CurrentTemplate says why).
 func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment) (hash string, known bool, err error) {
 	if d == nil {
 		return "", false, nil
@@ -151,14 +165,8 @@ func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev
 		}
 		return "", false, err
 	}
-	for i := range sets {
-		rs := &sets[i]
-		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID && rs.Annotations[revisionAnnotation] == revision {
-			hash, known = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
-			return hash, known, nil
-		}
-	}
-	return "", false, nil
+	hash = rollout.CurrentTemplate(revision, ownedSets(sets, d))
+	return hash, hash != "", nil
 }
 
 // replicaSetsOf lists the metadata of the MyApp's ReplicaSets (those with its selector label,
@@ -222,8 +230,7 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	var out []status.ContainerWaiting
 	for _, c := range pod.Status.ContainerStatuses {
 		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
-			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message,
-				Since: pod.CreationTimestamp.Time})
+			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message})
 		}
 	}
 	return out

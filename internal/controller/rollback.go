@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,215 +19,490 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/rollout"
 	"github.com/example/myapp-operator/internal/status"
 )
 
-// The auto-pilot: when the rollout of a new pod template fails for a reason tied to the
-// template (status.RolloutFailure), the operator returns the Deployment to the last template
-// whose rollout completed (status.readyTemplate), as `kubectl rollout undo` would, while the
-// old pods keep serving. What it decided lives in the MyApp's status (status.rolledBack), so
-// that a restarted or upgraded manager decides the same; it holds while the spec asks for
-// the failed template and no reconcile is requested, and nothing is written to the spec.
+// The auto-pilot: when the rollout of the spec's pod template fails, the operator returns the
+// Deployment to the last template that served (status.readyTemplate), while the old pods keep
+// serving. What to do is internal/rollout's decision (docs/design/rollout-decision.md), taken
+// from stored objects and the clock; this file gathers its facts and carries out its answer,
+// as the model of internal/rollout carries it out:
 //
-// The status is read from the cache, which may not hold the status write of the reconcile
-// that rolled back when the next one starts (that one is queued by the rollback's own change
-// to the Deployment): the reconciler also remembers each rollback it made, and holds it from
-// either. The memory is a cache of the status, and of the template returned to; losing it
-// loses nothing.
+//  1. before the Deployment is applied, the rollback in force (rollout.Held), from the MyApp's
+//     status or the Deployment's mark, decides which template it gets: the held target's
+//     stored intent with the mark, or the spec's without;
+//  2. every apply of the Deployment is guarded by the resourceVersion it was decided from, so
+//     that a reconcile that reads a cache older than the last rollback cannot undo it;
+//  3. after the pods are observed, rollout.Judge judges the Deployment's current template; a
+//     verdict that acts is confirmed (rollout.Confirm) on the Deployment and its ReplicaSets read
+//     from the API server;
+//  4. a completed template's intent is stored (revisions.go) before the status names it;
+//  5. a rollback is recorded in the MyApp's status, guarded by the MyApp's resourceVersion,
+//     before the Deployment is changed.
 
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
+
+// markAnnotation is where a rollback's apply records the rollback on the Deployment (JSON of
+// the RollbackStatus): with the status, the second record a reconcile may see first.
+const markAnnotation = "myapp.example.com/rolled-back"
+
+// maxRollbackMessage bounds the rollback's message, which the conditions repeat (their
+// messages may hold 32768 bytes) and the Deployment's mark carries.
+const maxRollbackMessage = 4096
 
 // templateHashRetry is how soon a MyApp looks again when the Deployment names a revision whose
 // ReplicaSet the cache does not hold yet.
 const templateHashRetry = 10 * time.Second
 
-// maxRollbackMessage bounds the rollback's message, which the conditions repeat (their
-// messages may hold 32768 bytes).
-const maxRollbackMessage = 4096
-
-// errTemplateGone: the ReplicaSet of the template to return to no longer exists (the
-// Deployment pruned it past its revisionHistoryLimit), so there is nothing to roll back to.
-var errTemplateGone = errors.New("the ReplicaSet of the last Ready pod template is gone")
-
-// rollbacks remembers, per MyApp, the rollback the reconciler made or held last and the pod
-// template it returned to.
-type rollbacks struct {
-	mu sync.Mutex
-	m  map[types.NamespacedName]rollbackMemo
+// pilot is what one reconcile gathers for the rollout decision before the Deployment is
+// applied, and carries to the judgement after.
+type pilot struct {
+	facts rollout.Facts
+	// spec is the spec's pod template intent (nil when the spec cannot be built).
+	spec *corev1ac.PodTemplateSpecApplyConfiguration
+	// held is the rollback in force, and heldIntent the intent of its target, once known.
+	held       *examplev1.RollbackStatus
+	heldIntent *corev1ac.PodTemplateSpecApplyConfiguration
+	// applied is the digest of the template intent the Deployment carries after this
+	// reconcile's apply, "" while not known.
+	applied string
 }
 
-type rollbackMemo struct {
-	app      types.UID
-	record   examplev1.RollbackStatus
-	template *corev1.PodTemplateSpec
-}
-
-func (r *rollbacks) get(app *examplev1.MyApp) (rollbackMemo, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m, ok := r.m[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}]
-	return m, ok && m.app == app.UID
-}
-
-func (r *rollbacks) set(app *examplev1.MyApp, m rollbackMemo) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[types.NamespacedName]rollbackMemo{}
+// rolloutBefore gathers the facts of the rollout decision from the MyApp and the Deployment as
+// cached (nil when there is none), and the rollback in force. specKnown is false while an
+// input of the spec's template could not be read. With no Deployment in the cache there is no
+// mark to hold from, so the MyApp's status is read from the API server: a rollback recorded a
+// moment ago, that the cache does not show yet, must not recreate the Deployment with the
+// template that failed.
+func (r *MyAppReconciler) rolloutBefore(ctx context.Context, app *examplev1.MyApp, cached *appsv1.Deployment,
+	intent *appsv1ac.DeploymentApplyConfiguration, specKnown bool) (*pilot, error) {
+	p := &pilot{}
+	if intent != nil && intent.Spec != nil {
+		p.spec = intent.Spec.Template
 	}
-	m.app = app.UID
-	r.m[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = m
-}
-
-func (r *rollbacks) forget(key types.NamespacedName) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.m, key)
-}
-
-// specTemplateDigest is the digest of the pod template the spec asks for, as the rollback
-// records it (RollbackStatus.FailedSpec).
-func specTemplateDigest(deployment *appsv1ac.DeploymentApplyConfiguration) string {
-	if deployment == nil || deployment.Spec == nil {
-		return ""
+	if cached == nil {
+		fresh := &examplev1.MyApp{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), fresh); err != nil {
+			return p, client.IgnoreNotFound(err)
+		}
+		if fresh.Generation != app.Generation || fresh.UID != app.UID {
+			return p, &staleError{kind: "MyApp", name: app.Name}
+		}
+		app.Status, app.ResourceVersion = fresh.Status, fresh.ResourceVersion
 	}
-	raw, err := json.Marshal(deployment.Spec.Template)
+	p.facts = rollout.Facts{
+		Spec: rollout.Spec{
+			Generation: app.Generation, Request: status.Digest(app.Annotations[examplev1.ReconcileRequestAnnotation]),
+			AutoRollback: status.AutoRollback(app),
+		},
+		ReadyTemplate: app.Status.ReadyTemplate,
+		RolledBack:    app.Status.RolledBack,
+		Now:           r.now(),
+		Grace:         r.rolloutFailureGrace(),
+	}
+	if specKnown && p.spec != nil {
+		p.facts.Spec.Template = templateDigest(p.spec)
+	}
+	if cached != nil && r.pods != nil && r.replicaSetsSynced(ctx) {
+		sets, _, err := r.replicaSetsOf(ctx, app)
+		if err != nil {
+			return p, err
+		}
+		p.facts.Deployment = deploymentFacts(cached, ownedSets(sets, cached), "")
+	}
+	if err := r.targetFacts(ctx, app, &p.facts); err != nil {
+		return p, err
+	}
+	p.held = rollout.Held(p.facts)
+	return p, nil
+}
+
+// targetFacts says whether the target's intent is stored, or its ReplicaSet still is.
+func (r *MyAppReconciler) targetFacts(ctx context.Context, app *examplev1.MyApp, f *rollout.Facts) error {
+	if f.ReadyTemplate == "" {
+		return nil
+	}
+	stored, found, err := r.storedIntent(ctx, app, f.ReadyTemplate)
 	if err != nil {
-		return ""
+		return err
 	}
-	return status.Digest(string(raw))
+	if found {
+		f.TargetStored, f.TargetIntent = true, stored.digest
+		return nil
+	}
+	// Recorded by a release before 0.4.1, which stored no intent: its ReplicaSet serves.
+	name, err := r.replicaSetWithHash(ctx, app, f.ReadyTemplate)
+	f.TargetStored = name != ""
+	return err
 }
 
-// heldRollback is the rollback in force for the MyApp whose spec asks for the template of
-// digest spec: the status's, or the one this reconciler made and the cache does not show yet.
-// While the spec's template is not known (specKnown false: a ConfigMap it takes a hash of could
-// not be read, or is missing), a rollback recorded stays in force whatever spec is, and nothing
-// is forgotten.
-func (r *MyAppReconciler) heldRollback(app *examplev1.MyApp, spec string, specKnown bool) (*examplev1.RollbackStatus, *corev1.PodTemplateSpec) {
-	memo, known := r.rollbacks.get(app)
-	if !specKnown {
-		switch {
-		case app.Status.RolledBack != nil:
-			return app.Status.RolledBack, nil
-		case known:
-			return &memo.record, memo.template
-		}
-		return nil, nil
-	}
-	if status.RollbackHolds(app.Status.RolledBack, app, spec) {
-		if known && memo.record.FailedSpec == spec && memo.record.Template == app.Status.RolledBack.Template {
-			return app.Status.RolledBack, memo.template
-		}
-		return app.Status.RolledBack, nil
-	}
-	if known && status.RollbackHolds(&memo.record, app, spec) {
-		return &memo.record, memo.template
-	}
-	if known {
-		r.rollbacks.forget(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
-	}
-	return nil, nil
-}
-
-// holdRollback applies the MyApp's Deployment (deployment, its intent) with the template of
-// the rollback rb in place of the spec's; d is the Deployment as cached. It reports false when
-// it cannot hold (the template's ReplicaSet is gone), and the spec's Deployment is applied as
-// usual.
+// holdRollback applies the Deployment (intent, the spec's, d as cached or nil) with the held
+// rollback's target template in place of the spec's, and the mark. It reports false when
+// there is nothing to hold with (no stored intent, and the target's ReplicaSet is gone).
 func (r *MyAppReconciler) holdRollback(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
-	d *appsv1.Deployment, deployment *appsv1ac.DeploymentApplyConfiguration, rb *examplev1.RollbackStatus, template *corev1.PodTemplateSpec) (bool, error) {
-	if d == nil {
+	d *appsv1.Deployment, intent *appsv1ac.DeploymentApplyConfiguration, p *pilot) (bool, error) {
+	target, err := r.targetIntent(ctx, app, p.held.Template)
+	if err != nil {
+		obs.RolledBack, obs.Deployment, obs.DeploymentStale = p.held, d, true
+		return true, err
+	}
+	if target == nil {
+		log.FromContext(ctx).Info("Cannot hold the rollback: its target's intent is not stored and its ReplicaSet is gone",
+			"template", p.held.Template)
 		return false, nil
 	}
-	if template == nil {
-		var err error
-		if template, err = r.templateOf(ctx, app, d, rb.Template); errors.Is(err, errTemplateGone) {
-			log.FromContext(ctx).Info("Cannot hold the rollback: its template's ReplicaSet is gone", "template", rb.Template)
-			return false, nil
-		} else if err != nil {
-			obs.RolledBack, obs.Deployment, obs.DeploymentStale = rb, d, true
-			return true, err
-		}
+	p.heldIntent = target
+	obs.RolledBack, obs.Deployment, obs.DeploymentStale = p.held, d, true
+	applied, err := r.applyTarget(ctx, app, ch, intent, target, p.held)
+	if err != nil {
+		return true, err
 	}
-	r.rollbacks.set(app, rollbackMemo{record: *rb, template: template})
-	obs.RolledBack, obs.Deployment, obs.DeploymentStale = rb, d, true
-	applied, err := r.applyTemplate(ctx, app, ch, deployment, template)
-	if err == nil {
-		obs.Deployment = applied
+	if metav1.IsControlledBy(applied.obj, app) {
+		obs.Deployment = applied.obj
 	}
-	return true, err
+	if applied.current {
+		p.applied = templateDigest(target)
+	}
+	return true, nil
 }
 
-// autoPilot reads the Deployment's current template and, while it rolls out a template other
-// than the last Ready one and that rollout failed, rolls back. It runs after the children
-// were applied and the pods observed; retry asks for another look (a ReplicaSet not yet in the
-// cache, a pod problem within its grace).
-func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
-	deployment *appsv1ac.DeploymentApplyConfiguration, now time.Time) (retry time.Duration, err error) {
-	d := obs.Deployment
-	if d == nil || obs.DeploymentStale || obs.RolledBack != nil || r.pods == nil || !r.replicaSetsSynced(ctx) {
-		return 0, nil
+// targetIntent is the operator's intent for the template hash: the stored one, or for a target
+// a release before 0.4.1 recorded, its ReplicaSet's whole template; nil when neither is there.
+func (r *MyAppReconciler) targetIntent(ctx context.Context, app *examplev1.MyApp, hash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	stored, found, err := r.storedIntent(ctx, app, hash)
+	if err != nil || found {
+		return stored.template, err
 	}
-	hash, known, err := r.currentTemplateHash(ctx, app, d)
+	name, err := r.replicaSetWithHash(ctx, app, hash)
+	if err != nil || name == "" {
+		return nil, err
+	}
+	rs := &appsv1.ReplicaSet{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, rs); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("reading ReplicaSet %s: %w", name, err)
+	}
+	template := rs.Spec.Template.DeepCopy()
+	delete(template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return asApplyConfiguration(template)
+}
+
+// applyTarget applies intent, the MyApp's Deployment intent, with target in place of the
+// spec's pod template and the rollback rb as the Deployment's mark, guarded. The intent is not
+// changed.
+func (r *MyAppReconciler) applyTarget(ctx context.Context, app *examplev1.MyApp, ch *changes,
+	intent *appsv1ac.DeploymentApplyConfiguration, target *corev1ac.PodTemplateSpecApplyConfiguration,
+	rb *examplev1.RollbackStatus) (applied[*appsv1.Deployment], error) {
+	mark, err := json.Marshal(rb)
 	if err != nil {
-		return 0, err
+		return applied[*appsv1.Deployment]{obj: &appsv1.Deployment{}}, err
 	}
-	if !known {
-		if d.Annotations[revisionAnnotation] != "" {
-			// The current template's ReplicaSet is not in the cache yet: the Deployment's next
-			// status write usually brings the news; this is the net beneath.
-			return templateHashRetry, nil
+	cfg := *intent
+	spec := *intent.Spec
+	spec.Template = target
+	cfg.Spec = &spec
+	meta := *intent.ObjectMetaApplyConfiguration
+	meta.Annotations = maps.Clone(meta.Annotations)
+	cfg.ObjectMetaApplyConfiguration = &meta
+	cfg.WithAnnotations(map[string]string{markAnnotation: string(mark)})
+	return applyChild(ctx, r, app, ch, deploymentKind, &cfg, func(*appsv1.Deployment) error {
+		if cfg.Spec.Replicas == nil {
+			return r.holdReplicas(ctx, app)
 		}
+		return nil
+	}, guarded)
+}
+
+// autoPilot judges the rollout the Deployment carries after this reconcile's apply (obs), and
+// acts on the verdict: stores a completed template's intent before the status names it, or
+// rolls a failed one back. retry asks for another look: when a problem's grace ends, or when a
+// ReplicaSet is not in the cache yet.
+func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
+	intent *appsv1ac.DeploymentApplyConfiguration, p *pilot) (retry time.Duration, err error) {
+	d := obs.Deployment
+	if p == nil || d == nil || !metav1.IsControlledBy(d, app) || r.pods == nil || !r.replicaSetsSynced(ctx) {
 		return 0, nil
 	}
-	obs.TemplateHash = hash
-	ready := app.Status.ReadyTemplate
-	if !status.AutoRollback(app) || ready == "" || hash == ready || deployment == nil {
-		return 0, nil
-	}
-	reason, message, failed, recheck := status.RolloutFailure(app, d, obs.Pods, now, r.rolloutFailureGrace())
-	if !failed {
-		return recheck, nil
-	}
-	template, err := r.templateOf(ctx, app, d, ready)
-	if errors.Is(err, errTemplateGone) {
-		return 0, nil // nothing to return to: the failure is reported as it is
-	}
+	sets, _, err := r.replicaSetsOf(ctx, app)
 	if err != nil {
 		return 0, err
 	}
-	applied, err := r.applyTemplate(ctx, app, ch, deployment, template)
-	if err != nil {
-		return 0, err
+	f := p.facts
+	f.Deployment = deploymentFacts(d, ownedSets(sets, d), p.applied)
+	if f.Deployment.Current == "" && d.Annotations[revisionAnnotation] != "" {
+		// The current template's ReplicaSet is not in the cache yet: the Deployment's next
+		// status write usually brings the news; this is the net beneath.
+		retry = templateHashRetry
 	}
-	readyImage := ""
-	if len(template.Spec.Containers) > 0 {
-		readyImage = template.Spec.Containers[0].Image
+	problems, err := r.rolloutProblems(ctx, app, d, f.Deployment.Current)
+	if err != nil {
+		return retry, err
+	}
+	f.Problems = problems
+	if f.Deployment.Applied != "" && f.Deployment.Applied == f.Spec.Template {
+		// The kubelet gives a pod that waits to mount a missing volume source no reason: the
+		// status names the source, as it names a missing Secret of env.
+		for _, pr := range problems {
+			if pr.Reason == examplev1.ReasonVolumeSourceMissing {
+				obs.Pods = append(obs.Pods, status.ContainerWaiting{Reason: pr.Reason, Message: pr.Message})
+			}
+		}
+	}
+	v := rollout.Judge(f)
+	if v.ReadyTemplate != f.ReadyTemplate || v.RollBack != nil {
+		// A verdict that acts is confirmed on the Deployment and its ReplicaSets as the API
+		// server has them now: the caches lag each by its own.
+		latest, judged, err := r.readLatest(ctx, app, d, f.Deployment, p.applied)
+		if err != nil {
+			return retry, err
+		}
+		v = rollout.Confirm(f, judged, latest)
+	}
+	if v.Recheck > 0 && (retry == 0 || v.Recheck < retry) {
+		retry = v.Recheck
+	}
+	if v.ReadyTemplate != "" && v.ReadyTemplate != app.Status.ReadyTemplate {
+		if err := r.recordReady(ctx, app, d, v.ReadyTemplate, f.Spec.Template, p); err != nil {
+			return retry, err
+		}
+		obs.ReadyTemplate = v.ReadyTemplate
+	}
+	if v.RollBack != nil {
+		return retry, r.rollBack(ctx, app, ch, obs, intent, v, p)
+	}
+	return retry, nil
+}
+
+// recordReady stores the intent of the completed template hash: the spec's when the
+// Deployment carries the spec's intent, else the held target's (a rollback's target that
+// completed its rollout again). The status names the template only once it is stored.
+func (r *MyAppReconciler) recordReady(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, hash, spec string, p *pilot) error {
+	template := p.spec
+	if p.applied != spec {
+		template = p.heldIntent
+	}
+	if template == nil {
+		return nil
+	}
+	revision, _ := strconv.ParseInt(d.Annotations[revisionAnnotation], 10, 64)
+	if err := r.storeIntent(ctx, app, hash, revision, template); err != nil {
+		return err
+	}
+	// The status still names the template before: its intent goes the next time.
+	if err := r.pruneIntents(ctx, app, &changes{}, hash, app.Status.ReadyTemplate); err != nil {
+		log.FromContext(ctx).Info("Could not delete stored intents no rollback targets any more", "error", err.Error())
+	}
+	return nil
+}
+
+// readLatest reads the Deployment, then its ReplicaSets, from the API server: ReplicaSets read
+// after a Deployment are at least as new as it is. judged is the Deployment the verdict was
+// made on, with its current template from those ReplicaSets; latest is nil when the Deployment
+// is gone.
+func (r *MyAppReconciler) readLatest(ctx context.Context, app *examplev1.MyApp, seenD *appsv1.Deployment, seen *rollout.Deployment,
+	applied string) (latest, judged *rollout.Deployment, err error) {
+	d := &appsv1.Deployment{}
+	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), d)
+	found := err == nil
+	if client.IgnoreNotFound(err) != nil {
+		return nil, nil, fmt.Errorf("reading Deployment %s: %w", app.Name, err)
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
+	if err := r.APIReader.List(ctx, list, client.InNamespace(app.Namespace),
+		client.MatchingLabels(desired.SelectorLabels(app))); err != nil {
+		return nil, nil, fmt.Errorf("listing the ReplicaSets of %s: %w", app.Name, err)
+	}
+	j := *seen
+	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], ownedSets(list.Items, seenD))
+	if !found || !metav1.IsControlledBy(d, app) {
+		return nil, &j, nil
+	}
+	l := deploymentFacts(d, ownedSets(list.Items, d), applied)
+	return l, &j, nil
+}
+
+// rollBack records the verdict's rollback in the MyApp's status, guarded by the MyApp's
+// resourceVersion, then applies its target with the mark, guarded by the Deployment's: a
+// manager stopped between the two finds the record and holds; a MyApp changed since (a fix
+// pushed) refuses the record, and nothing is applied.
+func (r *MyAppReconciler) rollBack(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
+	intent *appsv1ac.DeploymentApplyConfiguration, v rollout.Verdict, p *pilot) error {
+	rb := *v.RollBack
+	target, err := r.targetIntent(ctx, app, rb.Template)
+	if err != nil || target == nil {
+		return err // the target's intent is gone since the decision: nothing to return to
+	}
+	rb.Message = rollbackMessage(app, obs.Deployment, v.Failure, rb, target)
+
+	before := app.DeepCopy()
+	app.Status.RolledBack = &rb
+	if err := r.Status().Patch(ctx, app, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		*app = *before
+		if apierrors.IsConflict(err) {
+			return &staleError{kind: "MyApp", name: app.Name}
+		}
+		return client.IgnoreNotFound(err)
+	}
+	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
+	obs.RolledBack = &rb
+	p.heldIntent = target
+
+	applied, err := r.applyTarget(ctx, app, ch, intent, target, &rb)
+	if err != nil {
+		return err // recorded: the next reconcile holds it
+	}
+	obs.Deployment, obs.DeploymentStale = applied.obj, true
+	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", rb.Reason, "from", rb.FailedTemplate, "to", rb.Template)
+	if r.Metrics != nil {
+		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	}
+	return nil
+}
+
+// rollbackMessage says what was rolled back, why, and how to try the template again.
+func rollbackMessage(app *examplev1.MyApp, d *appsv1.Deployment, f *rollout.Failure, rb examplev1.RollbackStatus,
+	target *corev1ac.PodTemplateSpecApplyConfiguration) string {
+	targetImage := ""
+	if target.Spec != nil && len(target.Spec.Containers) > 0 && target.Spec.Containers[0].Image != nil {
+		targetImage = *target.Spec.Containers[0].Image
+	}
+	why := status.DeadlineMessage(d.Name)
+	if f != nil && f.Problem != nil {
+		pr := f.Problem
+		why = status.RolloutProblemMessage(app, status.ContainerWaiting{Pod: pr.Pod, Container: pr.Container, Image: pr.Image,
+			Reason: pr.Reason, Message: pr.Message})
 	}
 	change := "Change the spec"
 	if names := desired.ReferencedConfigMaps(app); desired.RollsOnConfigChange(app) && len(names) > 0 {
 		// The template also holds the data of these ConfigMaps: a change of theirs is a new template.
 		change = fmt.Sprintf("Change the spec or the ConfigMaps it rolls out on (%s)", strings.Join(names, ", "))
 	}
-	rb := examplev1.RollbackStatus{
-		Generation: app.Generation, FailedSpec: specTemplateDigest(deployment),
-		ReconcileRequest: status.Digest(app.Annotations[examplev1.ReconcileRequestAnnotation]),
-		FailedTemplate:   hash, Template: ready, Reason: reason, Time: metav1.NewTime(now),
-		Message: truncate(fmt.Sprintf("Rolled Deployment %s back to the last Ready pod template (%s, image %q): the template of generation %d "+
-			"(%s, image %q) failed. %s. %s, or request a reconcile to try it again",
-			d.Name, ready, readyImage, app.Generation, hash, app.Spec.Image, message, change), maxRollbackMessage),
+	return truncate(fmt.Sprintf("Rolled Deployment %s back to the last Ready pod template (%s, image %q): the template of generation %d "+
+		"(%s, image %q) failed. %s. %s, or request a reconcile to try it again",
+		d.Name, rb.Template, targetImage, rb.Generation, rb.FailedTemplate, app.Spec.Image, why, change), maxRollbackMessage)
+}
+
+// rolloutProblems lists the problems of the MyApp's pods, of any template, with their first
+// sightings, and, for the Deployment's current template (hash current) while some of its pods
+// are not available, the ConfigMaps its volumes take that do not exist: the kubelet waits to
+// mount them and reports no reason for it.
+func (r *MyAppReconciler) rolloutProblems(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, current string) ([]rollout.Problem, error) {
+	pods := &corev1.PodList{}
+	if err := r.pods.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
+		return nil, err
 	}
-	r.rollbacks.set(app, rollbackMemo{record: rb, template: template})
-	obs.RolledBack = &rb
-	obs.Deployment, obs.DeploymentStale, obs.TemplateHash = applied, true, ""
-	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", reason, "from", hash, "to", ready)
-	if r.Metrics != nil {
-		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	var problems []rollout.Problem
+	live := make(map[string]bool, len(pods.Items))
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		live[pod.Name] = true
+		for _, w := range waitingIn(pod) {
+			problems = append(problems, rollout.Problem{Template: pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey],
+				Pod: w.Pod, Container: w.Container, Image: w.Image, Reason: w.Reason, Message: w.Message})
+		}
 	}
-	return 0, nil
+	// Some of the current template's pods may wait: it has pods, and not every pod is
+	// available. (Not "fewer available than updated": during a rolling update the old pods are
+	// the available ones, and the new pod that waits hides behind them.)
+	if current != "" && d.Status.UpdatedReplicas > 0 && d.Status.AvailableReplicas < d.Status.Replicas {
+		missing, err := r.missingVolumeSources(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		for _, src := range missing {
+			problems = append(problems, rollout.Problem{Template: current, Container: src.Kind + "/" + src.Name,
+				Reason: examplev1.ReasonVolumeSourceMissing, Message: fmt.Sprintf("%s %s (%s)", src.Kind, src.Name, src.Field)})
+		}
+	}
+	r.sightings.stamp(client.ObjectKeyFromObject(app), problems, live, r.now())
+	return problems, nil
+}
+
+// missingVolumeSources are the ConfigMaps the MyApp's volumes take, not optional, that the
+// manager's cache (every ConfigMap's metadata) does not hold. Secrets and claims are not read:
+// the operator is granted nothing on Secrets, and a missing claim leaves the pod unschedulable,
+// which the progress deadline reports.
+func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *examplev1.MyApp) ([]desired.VolumeSource, error) {
+	var missing []desired.VolumeSource
+	for _, src := range desired.RequiredVolumeSources(app) {
+		if src.Kind != kindConfigMap {
+			continue
+		}
+		err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: src.Name}, configMapMetadata())
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, src)
+		case err != nil:
+			return nil, fmt.Errorf("reading ConfigMap %s: %w", src.Name, err)
+		}
+	}
+	return missing, nil
+}
+
+// deploymentFacts is what the rollout decision reads of the Deployment d, whose ReplicaSets
+// are sets, and whose template intent after this reconcile's apply is applied ("" unknown).
+func deploymentFacts(d *appsv1.Deployment, sets []rollout.ReplicaSet, applied string) *rollout.Deployment {
+	f := &rollout.Deployment{
+		Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Paused: d.Spec.Paused,
+		Replicas: wantedReplicas(d), StatusReplicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
+		AvailableReplicas: d.Status.AvailableReplicas, Applied: applied, Mark: markOf(d),
+	}
+	f.Current = rollout.CurrentTemplate(d.Annotations[revisionAnnotation], sets)
+	currentName := ""
+	if f.Current != "" {
+		currentName = d.Name + "-" + f.Current
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentProgressing {
+			continue
+		}
+		f.NewReplicaSetAvailable = c.Status == corev1.ConditionTrue && c.Reason == "NewReplicaSetAvailable"
+		f.DeadlineExceeded = rollout.DeadlineExceeded(string(c.Status), c.Reason, c.Message, currentName)
+	}
+	return f
+}
+
+// wantedReplicas is the Deployment's spec.replicas, 1 when unset (the API server's default).
+func wantedReplicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas != nil {
+		return *d.Spec.Replicas
+	}
+	return 1
+}
+
+// ownedSets are the ReplicaSets the Deployment d controls, as the decision reads them.
+func ownedSets(sets []metav1.PartialObjectMetadata, d *appsv1.Deployment) []rollout.ReplicaSet {
+	var out []rollout.ReplicaSet
+	for i := range sets {
+		rs := &sets[i]
+		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID {
+			out = append(out, rollout.ReplicaSet{Hash: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey],
+				Revision: rs.Annotations[revisionAnnotation]})
+		}
+	}
+	return out
+}
+
+// markOf reads the rollback the Deployment's mark records, or nil (none, or not one the
+// operator wrote).
+func markOf(d *appsv1.Deployment) *examplev1.RollbackStatus {
+	raw, ok := d.Annotations[markAnnotation]
+	if !ok {
+		return nil
+	}
+	rb := &examplev1.RollbackStatus{}
+	if err := json.Unmarshal([]byte(raw), rb); err != nil || rb.FailedSpec == "" || rb.Template == "" {
+		return nil
+	}
+	return rb
 }
 
 func (r *MyAppReconciler) rolloutFailureGrace() time.Duration {
@@ -244,58 +520,12 @@ func (r *MyAppReconciler) replicaSetsSynced(ctx context.Context) bool {
 	return err == nil && informer.HasSynced()
 }
 
-// templateOf reads, from the API server, the pod template of the ReplicaSet of the MyApp with
-// that pod-template-hash, without the hash label (the Deployment's template has none).
-func (r *MyAppReconciler) templateOf(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, hash string) (*corev1.PodTemplateSpec, error) {
-	name, err := r.replicaSetOf(ctx, app, d, hash)
-	if err != nil {
-		return nil, err
+// replicaSetWithHash names the MyApp's ReplicaSet with that pod-template-hash, from the
+// ReplicaSet cache, or "" when there is none.
+func (r *MyAppReconciler) replicaSetWithHash(ctx context.Context, app *examplev1.MyApp, hash string) (string, error) {
+	if r.pods == nil {
+		return "", nil
 	}
-	if name == "" {
-		return nil, errTemplateGone
-	}
-	rs := &appsv1.ReplicaSet{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: name}, rs); apierrors.IsNotFound(err) {
-		return nil, errTemplateGone
-	} else if err != nil {
-		return nil, fmt.Errorf("reading ReplicaSet %s: %w", name, err)
-	}
-	template := rs.Spec.Template.DeepCopy()
-	delete(template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return template, nil
-}
-
-// applyTemplate applies deployment, the MyApp's Deployment intent, with template in place of
-// the spec's pod template, and returns the Deployment as stored. The intent is not changed.
-func (r *MyAppReconciler) applyTemplate(ctx context.Context, app *examplev1.MyApp, ch *changes,
-	deployment *appsv1ac.DeploymentApplyConfiguration, template *corev1.PodTemplateSpec) (*appsv1.Deployment, error) {
-	raw, err := json.Marshal(template)
-	if err != nil {
-		return nil, err
-	}
-	templateCfg := &corev1ac.PodTemplateSpecApplyConfiguration{}
-	if err := json.Unmarshal(raw, templateCfg); err != nil {
-		return nil, err
-	}
-	cfg := *deployment
-	spec := *deployment.Spec
-	spec.Template = templateCfg
-	cfg.Spec = &spec
-	applied, err := applyChild(ctx, r, app, ch, deploymentKind, &cfg, func(*appsv1.Deployment) error {
-		if cfg.Spec.Replicas == nil {
-			return r.holdReplicas(ctx, app)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return applied.obj, nil
-}
-
-// replicaSetOf names the ReplicaSet of the Deployment d whose pod-template-hash is hash, from
-// the ReplicaSet cache, or "" when there is none.
-func (r *MyAppReconciler) replicaSetOf(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, hash string) (string, error) {
 	sets, synced, err := r.replicaSetsOf(ctx, app)
 	if err != nil {
 		return "", err
@@ -304,12 +534,21 @@ func (r *MyAppReconciler) replicaSetOf(ctx context.Context, app *examplev1.MyApp
 		return "", errors.New("the ReplicaSet cache has not synced")
 	}
 	for i := range sets {
-		rs := &sets[i]
-		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID && rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash {
+		if rs := &sets[i]; rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey] == hash && metav1.GetControllerOf(rs) != nil {
 			return rs.Name, nil
 		}
 	}
 	return "", nil
+}
+
+// asApplyConfiguration turns a pod template into an apply configuration of the same fields.
+func asApplyConfiguration(template *corev1.PodTemplateSpec) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
+	raw, err := json.Marshal(template)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &corev1ac.PodTemplateSpecApplyConfiguration{}
+	return cfg, json.Unmarshal(raw, cfg)
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary, marking the cut.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -34,13 +35,14 @@ func promoteReplicaSet(ns, hash string) {
 	}).Should(Succeed())
 }
 
-// passProgressDeadline plays the deployment controller giving up on the current rollout.
-func passProgressDeadline(ns, app string) {
+// passProgressDeadline plays the deployment controller giving up on the current rollout, of
+// the template hash: its message names that template's ReplicaSet, as the controller's does.
+func passProgressDeadline(ns, app, hash string) {
 	Eventually(func(g Gomega) {
 		d := getDeployment(ns, app)(g)
 		d.Status.ObservedGeneration = d.Generation
 		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
-			Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet has timed out progressing.",
+			Reason: "ProgressDeadlineExceeded", Message: fmt.Sprintf("ReplicaSet %q has timed out progressing.", app+"-"+hash),
 			LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
 		g.Expect(k8s.Status().Update(suiteCtx, d)).To(Succeed())
 	}).Should(Succeed())
@@ -155,7 +157,7 @@ var _ = Describe("A failed rollout", func() {
 		Consistently(image, 3*resyncPeriod, 200*time.Millisecond).Should(Equal("nginx:slow"))
 
 		By("its progress deadline passing")
-		passProgressDeadline(ns, "web")
+		passProgressDeadline(ns, "web", slow)
 		Eventually(image).Should(Equal("nginx:1.27"))
 		eventuallyRolledBack(examplev1.ReasonProgressDeadlineExceeded)
 		promoteReplicaSet(ns, good)
@@ -261,10 +263,10 @@ var _ = Describe("A failed rollout", func() {
 
 		By("a scale whose new pods find no room past the deadline: the template is the Ready one")
 		setImage(app, "nginx:1.27")
-		readyOn()
+		ready := readyOn()
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(5)) })
 		Eventually(func(g Gomega) *int32 { return getDeployment(ns, "web")(g).Spec.Replicas }).Should(HaveValue(Equal(int32(5))))
-		passProgressDeadline(ns, "web")
+		passProgressDeadline(ns, "web", ready)
 		Consistently(func(g Gomega) {
 			g.Expect(getMyApp(ns, "web")(g).Status.RolledBack).To(BeNil())
 			g.Expect(image(g)).To(Equal("nginx:1.27"))

@@ -33,6 +33,7 @@ var _ = Describe("A MyApp in production", func() {
 	}
 
 	It("sends no request at all for a reconcile with nothing to do", func() {
+		createIngressClass("public")
 		createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(4))}
 			a.Spec.PodDisruptionBudget = &examplev1.PodDisruptionBudgetSpec{MaxUnavailable: ptrTo(intstr.FromInt32(1))}
@@ -60,6 +61,10 @@ var _ = Describe("A MyApp in production", func() {
 		for _, tc := range testutil.ValidMyApps {
 			app := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.Name}}
 			Expect(json.Unmarshal([]byte(tc.Spec), &app.Spec)).To(Succeed(), tc.Name)
+			if e := app.Spec.Expose; e != nil && e.IngressClassName != nil {
+				// A class that does not exist makes the MyApp Stalled (IngressClassNotFound).
+				createIngressClass(*e.IngressClassName)
+			}
 			Expect(k8s.Create(suiteCtx, app)).To(Succeed(), tc.Name)
 		}
 		for _, tc := range testutil.ValidMyApps {

@@ -128,6 +128,8 @@ type managerOptions struct {
 	exposeDefaults desired.ExposeDefaults
 	// config is who the manager runs as (the suite's administrator when nil).
 	config *rest.Config
+	// grace is the reconciler's RolloutFailureGrace (a second when 0).
+	grace time.Duration
 }
 
 // startManager runs the reconciler as cmd/main.go wires it until ctx ends; the channel it
@@ -143,6 +145,11 @@ func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 	}
 	if opts.syncPeriod == 0 {
 		opts.syncPeriod = resyncPeriod
+	}
+	if opts.grace == 0 {
+		// The stories' pods fail from their first status: a short grace keeps them quick;
+		// internal/rollout tests the grace itself.
+		opts.grace = time.Second
 	}
 	cacheOpts := CacheOptions(opts.namespaces, opts.syncPeriod)
 	// A story that must set the scene before the operator looks labels its MyApp unwatched.
@@ -174,10 +181,8 @@ func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 		WatchNamespaces:         opts.namespaces,
 		Now:                     opts.now,
 		Metrics:                 myAppMetrics(opts.metrics),
-		// The stories' pods fail from their first status: a short grace keeps them quick;
-		// internal/status tests the grace itself.
-		RolloutFailureGrace: time.Second,
-		ExposeDefaults:      opts.exposeDefaults,
+		RolloutFailureGrace:     opts.grace,
+		ExposeDefaults:          opts.exposeDefaults,
 	}).SetupWithManager(mgr)).To(Succeed())
 	stopped := make(chan struct{})
 	go func() {

@@ -23,9 +23,22 @@ import (
 // intent can be compared or applied again after the call. obj names the object's kind; what
 // it held before is discarded.
 func Apply(ctx context.Context, c client.Writer, cfg runtime.ApplyConfiguration, obj client.Object, owner string, force bool) error {
+	return ApplyAt(ctx, c, cfg, obj, owner, force, "")
+}
+
+// ApplyAt is Apply guarded by a resourceVersion, when one is given: the API server refuses the
+// apply (Conflict) unless the object is still at that version, so that a change decided from an
+// object as a cache showed it never lands on a newer one the decision did not see. cfg is not
+// changed: the version goes into the request only.
+func ApplyAt(ctx context.Context, c client.Writer, cfg runtime.ApplyConfiguration, obj client.Object, owner string, force bool, resourceVersion string) error {
 	body, err := json.Marshal(cfg)
 	if err != nil {
 		return err
+	}
+	if resourceVersion != "" {
+		if body, err = withResourceVersion(body, resourceVersion); err != nil {
+			return err
+		}
 	}
 	name, namespace := NameOf(cfg), NamespaceOf(cfg)
 	if name == "" {
@@ -110,4 +123,19 @@ func NamespaceOf(cfg runtime.ApplyConfiguration) string {
 		return *named.GetNamespace()
 	}
 	return ""
+}
+
+// withResourceVersion sets metadata.resourceVersion in an apply request's body.
+func withResourceVersion(body []byte, resourceVersion string) ([]byte, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, err
+	}
+	meta, _ := doc["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["resourceVersion"] = resourceVersion
+	doc["metadata"] = meta
+	return json.Marshal(doc)
 }

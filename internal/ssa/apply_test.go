@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -129,6 +130,27 @@ func TestApplyWithoutForceDoesNotTakeOver(t *testing.T) {
 	g.Expect(k8s.Get(t.Context(), keyOf(obj), obj)).To(Succeed())
 	g.Expect(obj.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.27"))
 	g.Expect(obj.Spec.Template.Spec.Containers[0].ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+}
+
+// TestApplyAtRefusesANewerObject: an apply guarded by the resourceVersion it was decided from
+// lands only on that version; once the object moved on, the API server refuses it, and the
+// intent sent stays unchanged.
+func TestApplyAtRefusesANewerObject(t *testing.T) {
+	g := NewWithT(t)
+	obj := &appsv1.Deployment{}
+	g.Expect(Apply(t.Context(), k8s, deploymentIntent("guarded", "nginx:1.27"), obj, "tester", true)).To(Succeed())
+	seen := obj.ResourceVersion
+	g.Expect(Apply(t.Context(), k8s, deploymentIntent("guarded", "nginx:1.28"), obj, "someone", true)).To(Succeed())
+
+	intent := deploymentIntent("guarded", "nginx:1.29")
+	err := ApplyAt(t.Context(), k8s, intent, &appsv1.Deployment{}, "tester", true, seen)
+	g.Expect(apierrors.IsConflict(err)).To(BeTrue(), "an apply decided from an older version: %v", err)
+	g.Expect(intent.ResourceVersion).To(BeNil(), "the intent is not changed")
+	g.Expect(k8s.Get(t.Context(), keyOf(obj), obj)).To(Succeed())
+	g.Expect(obj.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.28"))
+
+	g.Expect(ApplyAt(t.Context(), k8s, intent, obj, "tester", true, obj.ResourceVersion)).To(Succeed())
+	g.Expect(obj.Spec.Template.Spec.Containers[0].Image).To(Equal("nginx:1.29"))
 }
 
 // sampleIntent is a Deployment intent the size of the operator's for a sample MyApp: labels,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
@@ -17,11 +16,10 @@ type ContainerWaiting struct {
 	// Image is the image the container runs (its pod's spec), which may be an older
 	// template's.
 	Image string
-	// Reason and Message are the kubelet's (containerStatuses[].state.waiting).
+	// Reason and Message are the kubelet's (containerStatuses[].state.waiting); or, for a
+	// volume source that does not exist, examplev1.ReasonVolumeSourceMissing and the source
+	// with the field naming it (Pod and Container empty).
 	Reason, Message string
-	// Since is when the pod was created: a rollout counts as failed only on a pod problem
-	// older than its grace (RolloutFailure).
-	Since time.Time
 }
 
 // podReasons maps the kubelet's waiting reasons that only the user can fix to the MyApp's
@@ -35,6 +33,8 @@ var podReasons = map[string]string{
 	"ErrImagePull":               examplev1.ReasonImagePullBackOff,
 	"ImagePullBackOff":           examplev1.ReasonImagePullBackOff,
 	"InvalidImageName":           examplev1.ReasonInvalidImageName,
+	// Not the kubelet's: the reconciler names a volume source that does not exist.
+	examplev1.ReasonVolumeSourceMissing: examplev1.ReasonVolumeSourceMissing,
 }
 
 // UserMustFix tells whether a container waiting with the kubelet's reason cannot start
@@ -46,7 +46,8 @@ func UserMustFix(kubeletReason string) bool {
 
 // podOrder is the order in which problems are reported when several pods have one: the
 // most specific first, so that the message does not move between them.
-var podOrder = []string{examplev1.ReasonCreateContainerConfigError, examplev1.ReasonInvalidImageName, examplev1.ReasonImagePullBackOff}
+var podOrder = []string{examplev1.ReasonCreateContainerConfigError, examplev1.ReasonVolumeSourceMissing, examplev1.ReasonInvalidImageName,
+	examplev1.ReasonImagePullBackOff}
 
 // podsProblem reports the first problem, in a stable order, among the containers that
 // cannot start; decide makes it Stalled only when it blocks the MyApp. Its message names
@@ -80,6 +81,9 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 			"`kubectl describe pods -l %s=%s` shows the kubelet's answer", app.Name, first.Container, configHint(app, first.Message), selectorLabel, app.Name)
 	case examplev1.ReasonInvalidImageName:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, image)
+	case examplev1.ReasonVolumeSourceMissing:
+		msg = fmt.Sprintf("The pods of MyApp %s cannot start: %s does not exist, and they wait to mount it. "+
+			"Create it in the MyApp's namespace, fix the name, or make the volume optional", app.Name, first.Message)
 	default:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot pull image %q. Check spec.image, and spec.imagePullSecrets for a "+
 			"private registry; `kubectl describe pods -l %s=%s` shows the registry's answer",
@@ -89,35 +93,63 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 }
 
 // configHint says what to fix for a CreateContainerConfigError. The kubelet's message only
-// picks the kind of hint; what it names comes from the MyApp's spec.
+// picks the kind of hint, and which kind of object (a Secret, a ConfigMap) to list the
+// references to when it names only one; what the hint names comes from the MyApp's spec.
 func configHint(app *examplev1.MyApp, kubeletMessage string) string {
-	switch m := strings.ToLower(kubeletMessage); {
+	m := strings.ToLower(kubeletMessage)
+	secret, configMap := strings.Contains(m, "secret"), strings.Contains(m, "configmap")
+	switch {
 	case strings.Contains(m, "runasnonroot"):
 		return "Use an image that runs as a non-root user, set spec.securityContext.runAsUser to a non-zero UID, " +
 			"or set spec.podSecurityContext.runAsNonRoot: false"
-	case strings.Contains(m, "secret") || strings.Contains(m, "configmap"):
-		hint := "Create the Secret or ConfigMap (with the key) that spec.env refers to, in the MyApp's namespace, or change the reference"
-		if refs := envReferences(app); refs != "" {
-			hint += " (spec.env refers to " + refs + ")"
+	case secret || configMap:
+		hint := "Create the Secret or ConfigMap (with the key) that spec.env or spec.envFrom refers to, in the MyApp's namespace, or change the reference"
+		refs := envReferences(app, secret && !configMap, configMap && !secret)
+		if refs == "" {
+			refs = envReferences(app, false, false)
+		}
+		if refs != "" {
+			hint += " (" + refs + ")"
 		}
 		return hint
 	default:
-		return "Check spec.env, spec.securityContext and spec.podSecurityContext"
+		return "Check spec.env, spec.envFrom, spec.securityContext and spec.podSecurityContext"
 	}
 }
 
-// envReferences lists the keys of Secrets and ConfigMaps that spec.env takes values from, in
-// the spec's order: `Secret db key password, ConfigMap ui key color`.
-func envReferences(app *examplev1.MyApp) string {
+// maxEnvReferences bounds the references a hint lists, so that a long spec does not make a
+// long condition.
+const maxEnvReferences = 8
+
+// envReferences lists, in the spec's order, what spec.env and spec.envFrom take from Secrets
+// and ConfigMaps and a pod cannot start without, each with its field: `Secret db key password
+// (spec.env[1].valueFrom.secretKeyRef), ConfigMap ui (spec.envFrom[0].configMapRef)`. An
+// envFrom source with optional: true is left out: its absence stops no pod. onlySecrets and
+// onlyConfigMaps keep one kind.
+func envReferences(app *examplev1.MyApp, onlySecrets, onlyConfigMaps bool) string {
 	var refs []string
-	for _, e := range app.Spec.Env {
+	for i, e := range app.Spec.Env {
 		switch v := e.ValueFrom; {
 		case v == nil:
-		case v.SecretKeyRef != nil:
-			refs = append(refs, fmt.Sprintf("Secret %s key %s", v.SecretKeyRef.Name, v.SecretKeyRef.Key))
-		case v.ConfigMapKeyRef != nil:
-			refs = append(refs, fmt.Sprintf("ConfigMap %s key %s", v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key))
+		case v.SecretKeyRef != nil && !onlyConfigMaps:
+			refs = append(refs, fmt.Sprintf("Secret %s key %s (spec.env[%d].valueFrom.secretKeyRef)", v.SecretKeyRef.Name, v.SecretKeyRef.Key, i))
+		case v.ConfigMapKeyRef != nil && !onlySecrets:
+			refs = append(refs, fmt.Sprintf("ConfigMap %s key %s (spec.env[%d].valueFrom.configMapKeyRef)", v.ConfigMapKeyRef.Name, v.ConfigMapKeyRef.Key, i))
 		}
 	}
-	return strings.Join(slices.Compact(refs), ", ")
+	required := func(ref *examplev1.EnvFromReference) bool {
+		return ref != nil && (ref.Optional == nil || !*ref.Optional)
+	}
+	for i, from := range app.Spec.EnvFrom {
+		switch {
+		case required(from.SecretRef) && !onlyConfigMaps:
+			refs = append(refs, fmt.Sprintf("Secret %s (spec.envFrom[%d].secretRef)", from.SecretRef.Name, i))
+		case required(from.ConfigMapRef) && !onlySecrets:
+			refs = append(refs, fmt.Sprintf("ConfigMap %s (spec.envFrom[%d].configMapRef)", from.ConfigMapRef.Name, i))
+		}
+	}
+	if len(refs) > maxEnvReferences {
+		refs = append(refs[:maxEnvReferences], fmt.Sprintf("and %d more", len(refs)-maxEnvReferences))
+	}
+	return strings.Join(refs, ", ")
 }

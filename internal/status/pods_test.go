@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -30,13 +31,13 @@ func TestPodProblems(t *testing.T) {
 		"missing Secret": {
 			waiting:      []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: `secret "db" not found`}},
 			wantReason:   examplev1.ReasonCreateContainerConfigError,
-			wantContains: []string{"CreateContainerConfigError", "container app", "Create the Secret or ConfigMap", "spec.env"},
+			wantContains: []string{"CreateContainerConfigError", "container app", "Create the Secret or ConfigMap", "spec.env or spec.envFrom"},
 		},
 		"missing key of a ConfigMap": {
 			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
 				Message: "couldn't find key color in ConfigMap ns/ui"}},
 			wantReason:   examplev1.ReasonCreateContainerConfigError,
-			wantContains: []string{"Create the Secret or ConfigMap (with the key)", "spec.env"},
+			wantContains: []string{"Create the Secret or ConfigMap (with the key)", "spec.env or spec.envFrom"},
 		},
 		"image runs as root under runAsNonRoot, pod name dropped": {
 			waiting: []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError",
@@ -154,19 +155,95 @@ func TestUserMustFix(t *testing.T) {
 }
 
 // TestConfigErrorNamesTheReferencesFromTheSpec: what a CreateContainerConfigError names comes
-// from the MyApp's spec, not from the kubelet's message.
+// from the MyApp's spec, not from the kubelet's message: the references of spec.env and
+// spec.envFrom a pod cannot start without, each with its field, of the kind of object the
+// kubelet names when it names one kind only.
 func TestConfigErrorNamesTheReferencesFromTheSpec(t *testing.T) {
-	g := NewWithT(t)
-	app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "web:1", Env: []examplev1.EnvVar{
+	env := []examplev1.EnvVar{
 		{Name: "A", Value: ptrTo("x")},
 		{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}},
 		{Name: "COLOR", ValueFrom: &examplev1.EnvVarSource{ConfigMapKeyRef: &examplev1.KeySelector{Name: "ui", Key: "color"}}},
+	}
+	envFrom := []examplev1.EnvFromSource{
+		{SecretRef: &examplev1.EnvFromReference{Name: "tokens"}},
+		{ConfigMapRef: &examplev1.EnvFromReference{Name: "flags", Optional: ptrTo(true)}},
+		{ConfigMapRef: &examplev1.EnvFromReference{Name: "settings"}, Prefix: "APP_"},
+	}
+	many := make([]examplev1.EnvVar, 12)
+	for i := range many {
+		many[i] = examplev1.EnvVar{Name: fmt.Sprintf("V%d", i), ValueFrom: &examplev1.EnvVarSource{
+			ConfigMapKeyRef: &examplev1.KeySelector{Name: fmt.Sprintf("cm-%d", i), Key: "k"}}}
+	}
+	cases := map[string]struct {
+		env     []examplev1.EnvVar
+		envFrom []examplev1.EnvFromSource
+		kubelet string
+		want    string
+		wantNot []string
+	}{
+		"a Secret missing: the Secrets of env and envFrom": {
+			env: env, envFrom: envFrom, kubelet: `secret "db" not found`,
+			want:    "(Secret db key password (spec.env[1].valueFrom.secretKeyRef), Secret tokens (spec.envFrom[0].secretRef))",
+			wantNot: []string{"ConfigMap ui", "settings"},
+		},
+		"a ConfigMap of envFrom missing: blamed on spec.envFrom, not only spec.env": {
+			env: env, envFrom: envFrom, kubelet: `configmap "settings" not found`,
+			want:    "(ConfigMap ui key color (spec.env[2].valueFrom.configMapKeyRef), ConfigMap settings (spec.envFrom[2].configMapRef))",
+			wantNot: []string{"Secret db", "flags"},
+		},
+		"a key of a ConfigMap missing": {
+			env: env, kubelet: "couldn't find key color in ConfigMap ns/ui",
+			want: "(ConfigMap ui key color (spec.env[2].valueFrom.configMapKeyRef))",
+		},
+		"only envFrom": {
+			envFrom: envFrom[:1], kubelet: `secret "tokens" not found`,
+			want: "that spec.env or spec.envFrom refers to, in the MyApp's namespace, or change the reference (Secret tokens (spec.envFrom[0].secretRef))",
+		},
+		"a message naming both kinds: both kinds": {
+			env: env, envFrom: envFrom, kubelet: `configmap "secret-settings" not found`,
+			want: "(Secret db key password (spec.env[1].valueFrom.secretKeyRef), ConfigMap ui key color (spec.env[2].valueFrom.configMapKeyRef), " +
+				"Secret tokens (spec.envFrom[0].secretRef), ConfigMap settings (spec.envFrom[2].configMapRef))",
+		},
+		"a message naming a kind the spec does not take from: every reference": {
+			env: env[:2], kubelet: `configmap "ui" not found`,
+			want: "(Secret db key password (spec.env[1].valueFrom.secretKeyRef))",
+		},
+		"many references: the first ones, and how many more": {
+			env: many, kubelet: `configmap "cm-11" not found`,
+			want:    "ConfigMap cm-7 key k (spec.env[7].valueFrom.configMapKeyRef), and 4 more)",
+			wantNot: []string{"cm-8 "},
+		},
+		"another configuration problem: where to look": {
+			env: env, envFrom: envFrom, kubelet: "some other configuration problem",
+			want: "Check spec.env, spec.envFrom, spec.securityContext and spec.podSecurityContext",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "web:1", Env: tc.env, EnvFrom: tc.envFrom}}
+			app.Name = "web"
+			waiting := []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: tc.kubelet}}
+			s := Compute(app, Observed{Deployment: deployment(1, 1, 1, 1, 1, 0, 0, false), Pods: waiting}, t0)
+			stalled := meta.FindStatusCondition(s.Conditions, examplev1.ConditionStalled)
+			g.Expect(stalled.Message).To(ContainSubstring(tc.want))
+			for _, not := range tc.wantNot {
+				g.Expect(stalled.Message).NotTo(ContainSubstring(not))
+			}
+		})
+	}
+}
+
+// TestConfigErrorMessageIsStable: the same problem gives the same status, whatever the
+// kubelet's words.
+func TestConfigErrorMessageIsStable(t *testing.T) {
+	g := NewWithT(t)
+	app := &examplev1.MyApp{Spec: examplev1.MyAppSpec{Image: "web:1", Env: []examplev1.EnvVar{
+		{Name: "PASSWORD", ValueFrom: &examplev1.EnvVarSource{SecretKeyRef: &examplev1.KeySelector{Name: "db", Key: "password"}}},
 	}}}
 	app.Name = "web"
 	waiting := []ContainerWaiting{{Pod: "web-a", Container: "app", Reason: "CreateContainerConfigError", Message: `secret "db" not found`}}
 	s := Compute(app, Observed{Deployment: deployment(1, 1, 1, 1, 1, 0, 0, false), Pods: waiting}, t0)
-	stalled := meta.FindStatusCondition(s.Conditions, examplev1.ConditionStalled)
-	g.Expect(stalled.Message).To(ContainSubstring("spec.env refers to Secret db key password, ConfigMap ui key color"))
 	waiting[0].Message = "a reworded message about a missing secret"
 	g.Expect(Compute(app, Observed{Deployment: deployment(1, 1, 1, 1, 1, 0, 0, false), Pods: waiting}, t0).Conditions).
 		To(Equal(s.Conditions), "the same status for the same problem, whatever the kubelet's words")

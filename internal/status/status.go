@@ -4,6 +4,8 @@
 package status
 
 import (
+	"cmp"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -51,9 +53,9 @@ type Observed struct {
 	Selector string
 	// ReconcileRequest is the value of the reconcile-requested-at annotation handled.
 	ReconcileRequest string
-	// TemplateHash is the pod-template-hash of the Deployment's current pod template, or ""
-	// while unknown. Once its rollout is done it becomes status.readyTemplate.
-	TemplateHash string
+	// ReadyTemplate is the status.readyTemplate to store: the stored one, or the template the
+	// rollout decision (internal/rollout) found completed, once its intent is stored.
+	ReadyTemplate string
 	// RolledBack is the rollback in force: held from an earlier reconcile (RollbackHeld) or
 	// made by this one. The MyApp is then Stalled with the reason RolledBack.
 	RolledBack *examplev1.RollbackStatus
@@ -85,7 +87,7 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		next.AvailableReplicas = d.Status.AvailableReplicas
 	}
 
-	next.ReadyTemplate = app.Status.ReadyTemplate
+	next.ReadyTemplate = cmp.Or(obs.ReadyTemplate, app.Status.ReadyTemplate)
 	next.RolledBack = obs.RolledBack.DeepCopy()
 	for _, c := range decide(app, obs, now) {
 		c.ObservedGeneration = app.Generation
@@ -93,11 +95,6 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		// takes this one when it changes.
 		c.LastTransitionTime = now
 		meta.SetStatusCondition(&next.Conditions, c)
-	}
-	// The template is recorded once its rollout is done, whatever else is wrong (a Service
-	// the API server refuses does not make a completed rollout one to roll back).
-	if obs.TemplateHash != "" && rolloutOf(obs.Deployment, obs.DeploymentStale).ready {
-		next.ReadyTemplate = obs.TemplateHash
 	}
 
 	if !equalIgnoringTimes(app.Status, next) {

@@ -26,6 +26,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"example.com/myapps/finalizers":             {"update"}, // blockOwnerDeletion on children
 		"apps/deployments":                          {"get", "list", "watch", "create", "patch", "delete"},
 		"apps/replicasets":                          {"get", "list", "watch", "patch", "delete"}, // list and watch: the pod cache's ReplicaSet metadata; get: the template a failed rollout returns to (rollback.go); patch and delete: the 0.2.0 selector migration
+		"apps/controllerrevisions":                  {"get", "list", "create", "delete"},         // the intents of the templates that were Ready (revisions.go)
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
 		"/configmaps":                               {"get", "list", "watch", "create", "patch", "delete"}, // the files ConfigMaps (files.go); leader election uses a Lease
 		"/pods":                                     {"list", "watch"},                                     // the kubelet's reasons a pod cannot start (pods.go)
@@ -41,6 +42,10 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		// by name only (ownPolicyOnly).
 		"admissionregistration.k8s.io/validatingadmissionpolicies":       {"get", "list", "watch", "create", "patch", "delete"},
 		"admissionregistration.k8s.io/validatingadmissionpolicybindings": {"get", "list", "watch", "create", "patch", "delete"},
+		// What serves the exposure (expose_reads.go): read only.
+		"networking.k8s.io/ingressclasses":         {"get", "list", "watch"},
+		"gateway.networking.k8s.io/gateways":       {"get", "list", "watch"},
+		"gateway.networking.k8s.io/gatewayclasses": {"get", "list", "watch"},
 	}
 	check := func(t *testing.T, where string, rules []rbacv1.PolicyRule) {
 		if len(rules) == 0 {
@@ -106,9 +111,15 @@ var ownPolicyOnly = map[string]bool{
 }
 
 // clusterScoped are the only resources the manager needs cluster-wide in every install mode:
-// the metrics endpoint's authentication and authorization filter creates the reviews, and the
-// manager applies its admission policy and binding, which are cluster-scoped kinds.
+// the metrics endpoint's authentication and authorization filter creates the reviews, the
+// manager applies its admission policy and binding, which are cluster-scoped kinds, and it
+// reads what serves the exposure: IngressClasses and GatewayClasses, cluster-scoped, and
+// Gateways, namespaced but read only and usually in another namespace than the routes
+// attached to them (expose_reads.go).
 var clusterScoped = map[string]bool{
+	"networking.k8s.io/ingressclasses":                               true,
+	"gateway.networking.k8s.io/gateways":                             true,
+	"gateway.networking.k8s.io/gatewayclasses":                       true,
 	"authentication.k8s.io/tokenreviews":                             true,
 	"authorization.k8s.io/subjectaccessreviews":                      true,
 	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
@@ -143,7 +154,7 @@ func TestCSVPermissionsFollowInstallMode(t *testing.T) {
 	cluster, namespaced := resources(spec.ClusterPermissions), resources(spec.Permissions)
 	for res := range cluster {
 		if !clusterScoped[res] {
-			t.Errorf("clusterPermissions grant %s, a namespaced resource: OLM would grant it in every namespace", res)
+			t.Errorf("clusterPermissions grant %s, a namespaced resource the manager needs in its target namespaces only: OLM would grant it in every namespace", res)
 		}
 	}
 	for res := range clusterScoped {

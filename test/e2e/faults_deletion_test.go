@@ -145,13 +145,17 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 	})
 
 	It("stays healthy while its CRD is deleted, and reconciles again when the CRD returns", func() {
+		By("waiting until the garbage collector watches MyApps: it removes the children of the MyApps the CRD takes with it")
+		expectGarbageCollectorWatchesMyApps()
 		ns := newNamespace()
 		newMyApp(ns, "before", "nginx:1.27", 1)
 		expectReady(ns, "before", 1)
 		DeferCleanup(func() {
-			// Whatever happened, the next stories need the CRD.
+			// Whatever happened, the next stories need the CRD, and the garbage collector
+			// watching MyApps again (it drops the kind with the CRD).
 			kubectl("apply", "--server-side", "-f", crdManifest)
 			expectCRDEstablished()
+			expectGarbageCollectorWatchesMyApps()
 		})
 		logSize := fileSize(op.Log)
 
@@ -183,6 +187,38 @@ var _ = Describe("Faults: deletions race the operator", Ordered, Serial, func() 
 		Expect(op.probe(Default, "/readyz")).To(Equal(http.StatusOK))
 	})
 })
+
+// expectGarbageCollectorWatchesMyApps waits until the cluster's garbage collector watches
+// MyApps. It finds new kinds through discovery every 30 s (kube-controller-manager's sync
+// period), and make test-e2e installs the CRD seconds before the suite starts: a story that
+// runs first, alone or by the suite's random order, would delete a MyApp the collector has not
+// seen. Its children then stay, the collector looking the owner up only at a backoff that
+// grows to minutes, and not at all once the CRD is gone. Only a watched MyApp is a known
+// dependent: a MyApp owned by a ConfigMap is collected when the ConfigMap goes once the
+// collector watches MyApps (at once, or when it starts to and finds the owner gone), and never
+// before.
+//
+// It deletes its namespace itself, so that a cleanup may call it.
+func expectGarbageCollectorWatchesMyApps() {
+	GinkgoHelper()
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: testNamespacePrefix}}
+	Expect(k8s.Create(ctx, namespace)).To(Succeed())
+	defer func() { _ = k8s.Delete(ctx, namespace) }()
+	ns := namespace.Name
+	owner := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gc-probe-owner"}}
+	Expect(k8s.Create(ctx, owner)).To(Succeed())
+	probe := &examplev1.MyApp{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gc-probe", OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}},
+		Spec: examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(0))},
+	}
+	Expect(k8s.Create(ctx, probe)).To(Succeed())
+	Expect(k8s.Delete(ctx, owner)).To(Succeed())
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, key(ns, probe.Name), &examplev1.MyApp{}))
+	}).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(),
+		"the garbage collector never collected a MyApp whose owner is gone: it does not watch MyApps")
+}
 
 // childKind names a kind of child and makes an empty one.
 type childKind struct {
