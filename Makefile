@@ -171,12 +171,12 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and the ClusterRole from the markers in api/ and internal/, and give the CRD's embedded core strings Kubernetes' length bounds (hack/crdbounds).
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/...;./cmd/..." output:crd:artifacts:config=config/crd/bases
 	go run ./hack/crdbounds config/crd/bases/example.com_myapps.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the DeepCopy methods of the API types.
-	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 # Two Go modules: the operator's (the repository's root) and test/'s, the suites that need
 # OLM's API and tooling (see test/go.mod). fmt and vet cover both. vet and lint compile and
@@ -240,7 +240,7 @@ api-docs: $(CRD_REF_DOCS) ## Generate the API field reference (docs/api/v1.md) f
 # runs each on its seed corpus (and on the inputs in the package's testdata/fuzz); make test
 # fuzzes each for TEST_FUZZTIME more, make fuzz for FUZZTIME.
 FUZZ_TARGETS := ./internal/desired:FuzzBuilders ./internal/desired:FuzzBuildersForAnyName \
-	./internal/status:FuzzCompute ./test/argocd:FuzzHealthOnAnyObject ./test/argocd:FuzzHealthAgreesWithKstatus
+	./internal/status:FuzzCompute ./internal/rollout:FuzzJudge ./test/argocd:FuzzHealthOnAnyObject ./test/argocd:FuzzHealthAgreesWithKstatus
 # Fuzz targets against envtest, which only make fuzz fuzzes: make test runs their seed corpus,
 # and the property test beside each runs a fixed seed.
 ENVTEST_FUZZ_TARGETS := ./api/v1:FuzzMakeableAcceptedMyApps
@@ -252,6 +252,14 @@ for t in $(2); do echo "fuzzing $$t for $(1)"; pkg=$${t%%:*}; mod=.; \
 	case $$pkg in ./test/*) mod=test; pkg=./$${pkg#./test/};; esac; \
 	go -C $$mod test $$pkg -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(1) || exit 1; done
 endef
+# testsummary prints what plain go test prints from `go test -json`, and a line that counts
+# the tests (hack/testsummary); GO_TEST_FLAGS are more flags for every go test (test-all sets
+# -count=1: a CI run never takes a result from the test cache).
+TESTSUMMARY := $(LOCALBIN)/testsummary
+GO_TEST_FLAGS ?=
+$(TESTSUMMARY): hack/testsummary/main.go | $(LOCALBIN)
+	go build -o $@ ./hack/testsummary
+
 .PHONY: test
 TEST_TOOLS = $(CONTROLLER_GEN) $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL)
 test: $(call unprepared,manifests generate fmt vet) $(TEST_TOOLS) $(TESTSUMMARY) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
@@ -262,14 +270,6 @@ test: $(call unprepared,manifests generate fmt vet) $(TEST_TOOLS) $(TESTSUMMARY)
 	cd hack/tools/image && go test -json $(GO_TEST_FLAGS) ./... 2>&1 | $(TESTSUMMARY)
 	cd hack/crdupgrade && go test -json $(GO_TEST_FLAGS) ./... 2>&1 | $(TESTSUMMARY)
 	$(PROMTOOL) test rules config/prometheus/rules/*_test.yaml
-
-# testsummary prints what plain go test prints from `go test -json`, and a line that counts
-# the tests (hack/testsummary); GO_TEST_FLAGS are more flags for every go test (test-all sets
-# -count=1: a CI run never takes a result from the test cache).
-TESTSUMMARY := $(LOCALBIN)/testsummary
-GO_TEST_FLAGS ?=
-$(TESTSUMMARY): hack/testsummary/main.go | $(LOCALBIN)
-	go build -o $@ ./hack/testsummary
 
 # The model of the rollout decision (internal/rollout/model_test.go): make test runs its fixed
 # seeds; make model-check walks MODEL_SEEDS more (100,000 take about 4 minutes here).
