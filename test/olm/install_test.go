@@ -26,8 +26,9 @@ const (
 	csv030         = "myapp-operator.v0.3.0"
 	csv031         = "myapp-operator.v0.3.1"
 	csv032         = "myapp-operator.v0.3.2"
-	currentCSV     = "myapp-operator.v0.4.0"
-	currentImage   = "example.com/myapp-operator:v0.4.0"
+	csv040         = "myapp-operator.v0.4.0"
+	currentCSV     = "myapp-operator.v0.4.1"
+	currentImage   = "example.com/myapp-operator:v0.4.1"
 )
 
 // The four install modes the CSV declares, installed one after another on one cluster, each
@@ -43,6 +44,8 @@ var (
 		targets: []string{"own-031"}, work: []string{"own-031"}, outside: "own-031-outside"}
 	ownNamespaceFrom032 = installMode{name: "OwnNamespace-from-0.3.2", installNS: "own-032",
 		targets: []string{"own-032"}, work: []string{"own-032"}, outside: "own-032-outside"}
+	ownNamespaceFrom040 = installMode{name: "OwnNamespace-from-0.4.0", installNS: "own-040",
+		targets: []string{"own-040"}, work: []string{"own-040"}, outside: "own-040-outside"}
 	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
 		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
 	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
@@ -148,8 +151,8 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.uninstall()
 	})
 
-	// The releases of 0.3, each installed and then upgraded to the current version. Their
-	// managers are read when the suite starts, so each story names its own.
+	// The releases of 0.3 and 0.4.0, each installed and then upgraded to the current version.
+	// Their managers are read when the suite starts, so each story names its own.
 	for _, from := range []struct {
 		mode         installMode
 		version, csv string
@@ -158,6 +161,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		{ownNamespaceFrom030, "0.3.0", csv030, func() string { return manager030Bin }},
 		{ownNamespaceFrom031, "0.3.1", csv031, func() string { return manager031Bin }},
 		{ownNamespaceFrom032, "0.3.2", csv032, func() string { return manager032Bin }},
+		{ownNamespaceFrom040, "0.4.0", csv040, func() string { return manager040Bin }},
 	} {
 		It("OwnNamespace: installs "+from.version+" and upgrades to the current version with MyApps served throughout, no pod replaced", func() {
 			m := from.mode

@@ -33,6 +33,7 @@ var (
 	manager030Bin      string // the manager of 0.3.0, for the upgrade from it
 	manager031Bin      string // the manager of 0.3.1, for the upgrade from it
 	manager032Bin      string // the manager of 0.3.2, for the upgrade from it
+	manager040Bin      string // the manager of 0.4.0, for the upgrade from it
 )
 
 func TestOLM(t *testing.T) {
@@ -43,12 +44,12 @@ func TestOLM(t *testing.T) {
 var _ = BeforeSuite(func() {
 	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
 	managerBin, manager020Bin, manager030Bin = os.Getenv("E2E_MANAGER"), os.Getenv("E2E_MANAGER_0_2_0"), os.Getenv("E2E_MANAGER_0_3_0")
-	manager031Bin, manager032Bin = os.Getenv("E2E_MANAGER_0_3_1"), os.Getenv("E2E_MANAGER_0_3_2")
+	manager031Bin, manager032Bin, manager040Bin = os.Getenv("E2E_MANAGER_0_3_1"), os.Getenv("E2E_MANAGER_0_3_2"), os.Getenv("E2E_MANAGER_0_4_0")
 	// catalog/ names its bundles by image, which OLM would unpack with a Job that simulated
 	// nodes cannot run: make test-olm renders the same catalog from the bundle directories.
 	catalogDir = os.Getenv("E2E_CATALOG_DIR")
-	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || manager020Bin == "" || manager030Bin == "" || manager031Bin == "" || manager032Bin == "" || catalogDir == "" {
-		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER, E2E_MANAGER_0_2_0, E2E_MANAGER_0_3_0, E2E_MANAGER_0_3_1, E2E_MANAGER_0_3_2 and E2E_CATALOG_DIR are not set: run `make test-olm`")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || manager020Bin == "" || manager030Bin == "" || manager031Bin == "" || manager032Bin == "" || manager040Bin == "" || catalogDir == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER, E2E_MANAGER_0_2_0, E2E_MANAGER_0_3_0, E2E_MANAGER_0_3_1, E2E_MANAGER_0_3_2, E2E_MANAGER_0_4_0 and E2E_CATALOG_DIR are not set: run `make test-olm`")
 	}
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)

@@ -142,22 +142,46 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			g.Expect(pods).To(HaveLen(3))
 		}).Should(Succeed())
 
-		// The current version adds rules over its new fields at the spec's level and loosens
-		// env valueFrom to four sources (hack/crdupgrade/from-0.3.2.yaml): v1.2.0's preflight
-		// names both as unknown changes.
-		By("upgrading to the current version with the preflight back at its default: refused for the changed rules")
-		expectPreflightRefuses(currentVersion, "0.3.2",
+		// 0.4.0 adds rules over its new fields at the spec's level and loosens env valueFrom to
+		// four sources (hack/crdupgrade/from-0.3.2.yaml): v1.2.0's preflight names both as
+		// unknown changes.
+		By("upgrading to 0.4.0 with the preflight back at its default: refused for the changed rules")
+		expectPreflightRefuses("0.4.0", "0.3.2",
 			`field "^.spec" has unknown change`, `field "^.spec.env[*].valueFrom" has unknown change`)
 
 		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade from 0.3.2", upgradeWithPreflightRelaxed(currentVersion))
+		AddReportEntry("OLM v1 upgrade to 0.4.0", upgradeWithPreflightRelaxed("0.4.0"))
 		expectReady(3)
 
-		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		By("running 0.4.0's manager with 0.4.0's permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-0.4.0", env["E2E_MANAGER_0_4_0"])
 		expectReady(3)
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":4}}`)))).To(Succeed())
 		expectReady(4)
+		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
+		expectNoRefusal(manager)
+		Eventually(func(g Gomega) {
+			pods = podUIDs(g)
+			g.Expect(pods).To(HaveLen(4))
+		}).Should(Succeed())
+
+		// The current version compares a resourceFieldRef's divisor by value, a looser rule
+		// (hack/crdupgrade/from-0.4.0.yaml), and changes descriptions: v1.2.0's preflight names
+		// each changed rule (and each changed description) as an unknown change.
+		By("upgrading to the current version with the preflight back at its default: refused for the changed divisor rule")
+		expectPreflightRefuses(currentVersion, "0.4.0",
+			`field "^.spec.env[*].valueFrom.resourceFieldRef" has unknown change`,
+			`field "^.spec.volumes[*].downwardAPI.items[*].resourceFieldRef" has unknown change`)
+
+		By("upgrading with the documented step")
+		AddReportEntry("OLM v1 upgrade from 0.4.0", upgradeWithPreflightRelaxed(currentVersion))
+		expectReady(4)
+
+		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		expectReady(4)
+		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)))).To(Succeed())
+		expectReady(5)
 		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
 		expectNoRefusal(manager)
 	})
@@ -220,7 +244,7 @@ func podUIDs(g Gomega) []string {
 }
 
 // currentVersion is the version of bundle/, the channel's head.
-const currentVersion = "0.4.0"
+const currentVersion = "0.4.1"
 
 // expectNoRefusal fails if the manager was ever refused a request (its RBAC falls short).
 func expectNoRefusal(manager *testutil.Process) {
