@@ -115,11 +115,12 @@ const (
 	// configuration: a Secret or ConfigMap (or a key of one) that spec.env or spec.envFrom
 	// refers to is missing, or the image runs as root while runAsNonRoot is set.
 	ReasonCreateContainerConfigError = "CreateContainerConfigError"
-	// ReasonVolumeSourceMissing: a ConfigMap that a volume of the current template takes,
-	// and that is not optional, does not exist, while pods of that template wait to start.
-	// The kubelet reports no waiting reason for it (the pods wait in ContainerCreating, with
-	// FailedMount events), so the operator names it from the spec. Secrets are not read for
-	// it: the operator is granted nothing on them by default.
+	// ReasonVolumeSourceMissing: a ConfigMap or a PersistentVolumeClaim that a volume of the
+	// current template takes, and that is not optional, does not exist, while pods of that
+	// template wait to start. The kubelet reports no waiting reason for it (the pods wait in
+	// ContainerCreating with FailedMount events, or unscheduled for a claim), so the operator
+	// names it from the spec. Secrets are not read for it: the operator is granted nothing on
+	// them by default.
 	ReasonVolumeSourceMissing = "VolumeSourceMissing"
 	// ReasonImagePullBackOff: the kubelet cannot pull the image (wrong name or tag, private
 	// registry without a pull secret). It stands for the kubelet's ErrImagePull too, which

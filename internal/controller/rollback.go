@@ -47,6 +47,7 @@ import (
 //     before the Deployment is changed.
 
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get
 
 // markAnnotation is where a rollback's apply records the rollback on the Deployment (JSON of
 // the RollbackStatus): with the status, the second record a reconcile may see first.
@@ -426,22 +427,38 @@ func (r *MyAppReconciler) rolloutProblems(ctx context.Context, app *examplev1.My
 	return problems, nil
 }
 
-// missingVolumeSources are the ConfigMaps the MyApp's volumes take, not optional, that the
-// manager's cache (every ConfigMap's metadata) does not hold. Secrets and claims are not read:
-// the operator is granted nothing on Secrets, and a missing claim leaves the pod unschedulable,
-// which the progress deadline reports.
+// kindPersistentVolumeClaim is the kind of a claim a volume takes (desired.VolumeSource.Kind).
+const kindPersistentVolumeClaim = "PersistentVolumeClaim"
+
+// missingVolumeSources are the ConfigMaps and PersistentVolumeClaims the MyApp's volumes take,
+// not optional, that do not exist: a ConfigMap the manager's cache (every ConfigMap's
+// metadata) does not hold, a claim the API server does not have (read as metadata, and only
+// while pods of the current template wait, as here). A pod of a missing claim waits
+// unscheduled, with nothing but the scheduler's message to say why. Secrets are not read: the
+// operator is granted nothing on them. A claim the operator may not read (a grant older than
+// 0.4.1's) is left to the progress deadline, as before.
 func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *examplev1.MyApp) ([]desired.VolumeSource, error) {
 	var missing []desired.VolumeSource
 	for _, src := range desired.RequiredVolumeSources(app) {
-		if src.Kind != kindConfigMap {
+		key := types.NamespacedName{Namespace: app.Namespace, Name: src.Name}
+		var err error
+		switch src.Kind {
+		case kindConfigMap:
+			err = r.Get(ctx, key, configMapMetadata())
+		case kindPersistentVolumeClaim:
+			claim := &metav1.PartialObjectMetadata{}
+			claim.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind(kindPersistentVolumeClaim))
+			if err = r.APIReader.Get(ctx, key, claim); apierrors.IsForbidden(err) {
+				continue
+			}
+		default:
 			continue
 		}
-		err := r.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: src.Name}, configMapMetadata())
 		switch {
 		case apierrors.IsNotFound(err):
 			missing = append(missing, src)
 		case err != nil:
-			return nil, fmt.Errorf("reading ConfigMap %s: %w", src.Name, err)
+			return nil, fmt.Errorf("reading %s %s: %w", src.Kind, src.Name, err)
 		}
 	}
 	return missing, nil

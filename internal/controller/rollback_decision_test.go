@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -407,6 +408,47 @@ var _ = Describe("The rollout decision", func() {
 			Data: map[string]string{"mode": "production"}})).To(Succeed())
 		requestReconcile(app, "settings-created")
 		Eventually(volumes).Should(ContainElement(HaveField("Name", "settings")))
+		readyAndCurrent(readyOn())
+	})
+
+	It("names a PersistentVolumeClaim a volume of the new template takes and that does not exist, and rolls back for it", func() {
+		startDecisionManager(managerOptions{grace: 5 * time.Second})
+		app := createMyApp(ns, "web", inDecisionManager)
+		served := readyOn()
+		volumes := func(g Gomega) []corev1.Volume { return getDeployment(ns, "web")(g).Spec.Template.Spec.Volumes }
+
+		By("a new template mounting claim data, which does not exist: its first pod waits unscheduled, with no container status")
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.Volumes = []examplev1.Volume{{Name: "data",
+				PersistentVolumeClaim: &examplev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}
+			a.Spec.VolumeMounts = []examplev1.VolumeMount{{Name: "data", MountPath: "/var/data"}}
+		})
+		Eventually(volumes).Should(ContainElement(HaveField("Name", "data")))
+		pending := replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
+			s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas = 3, 1, 2, 2
+		})
+		createPodOf(ns, "web", pending)
+		Eventually(func(g Gomega) {
+			degraded := condition(g, myApp(g), examplev1.ConditionDegraded)
+			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(degraded.Reason).To(Equal(examplev1.ReasonVolumeSourceMissing))
+			g.Expect(degraded.Message).To(ContainSubstring("PersistentVolumeClaim data (spec.volumes[0].persistentVolumeClaim.claimName)"))
+		}).WithTimeout(4 * time.Second).Should(Succeed())
+
+		By("rolled back for it once the grace has passed")
+		Eventually(volumes).Should(BeEmpty())
+		rb := eventuallyRolledBack(examplev1.ReasonVolumeSourceMissing)
+		Expect(rb.Template).To(Equal(served))
+		Expect(rb.FailedTemplate).To(Equal(pending))
+		promoteReplicaSet(ns, served)
+		rollOut(ns, "web")
+
+		By("the claim created and a reconcile requested: the template rolls forward")
+		Expect(k8s.Create(suiteCtx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}})).To(Succeed())
+		requestReconcile(app, "claim-created")
+		Eventually(volumes).Should(ContainElement(HaveField("Name", "data")))
 		readyAndCurrent(readyOn())
 	})
 

@@ -83,7 +83,7 @@ func podsProblem(app *examplev1.MyApp, waiting []ContainerWaiting) *Failure {
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start: the kubelet cannot parse image %q. Fix spec.image", app.Name, image)
 	case examplev1.ReasonVolumeSourceMissing:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot start: %s does not exist, and they wait to mount it. "+
-			"Create it in the MyApp's namespace, fix the name, or make the volume optional", app.Name, first.Message)
+			"Create it in the MyApp's namespace or fix the name (a ConfigMap's volume may also be made optional)", app.Name, first.Message)
 	default:
 		msg = fmt.Sprintf("The pods of MyApp %s cannot pull image %q. Check spec.image, and spec.imagePullSecrets for a "+
 			"private registry; `kubectl describe pods -l %s=%s` shows the registry's answer",

@@ -21,7 +21,9 @@ func TestRolloutProblemMessage(t *testing.T) {
 		"a pull error": {ContainerWaiting{Container: "app", Image: "web:2", Reason: "ErrImagePull"}, []string{`cannot pull image "web:2"`}},
 		"a crash loop": {ContainerWaiting{Container: "app", Image: "web:2", Reason: "CrashLoopBackOff"}, []string{"keep exiting (CrashLoopBackOff)", "--previous"}},
 		"a missing source": {ContainerWaiting{Reason: examplev1.ReasonVolumeSourceMissing, Message: "ConfigMap settings (spec.volumes[0].configMap.name)"},
-			[]string{"ConfigMap settings (spec.volumes[0].configMap.name) does not exist", "make the volume optional"}},
+			[]string{"ConfigMap settings (spec.volumes[0].configMap.name) does not exist", "may also be made optional"}},
+		"a missing claim": {ContainerWaiting{Reason: examplev1.ReasonVolumeSourceMissing, Message: "PersistentVolumeClaim data (spec.volumes[0].persistentVolumeClaim.claimName)"},
+			[]string{"PersistentVolumeClaim data (spec.volumes[0].persistentVolumeClaim.claimName) does not exist", "fix the name"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
