@@ -122,6 +122,22 @@ for row in "${table[@]}"; do
 	fi
 	echo "${summary[-1]}"
 
+	# A mutant of the rollout decision's package must also fail the model of the cluster
+	# (internal/rollout/model_test.go): the model, not one story, is the proof of its rules.
+	if grep -q '^+++ b/internal/rollout/' "hack/mutants/$name.patch"; then
+		echo "=== mutant $name: the model of the rollout decision (internal/rollout TestModel)"
+		log="$out/model-$name.log"
+		go test -count=1 -overlay "$ov" -run '^TestModel$' ./internal/rollout/ >"$log" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ] && invariant=$(grep -m1 -oE 'invariant [0-9]+:.{0,80}' "$log"); then
+			summary+=("$name: model FAILED as wanted: $invariant")
+		else
+			summary+=("$name: model PASSED (rc $rc, no broken invariant; log $log)")
+			survivors+=("$name/model")
+		fi
+		echo "${summary[-1]}"
+	fi
+
 	[ -n "$focus" ] && [ "${SKIP_E2E:-}" != 1 ] || continue
 	echo "=== mutant $name: end-to-end story \"$focus\""
 	began=$SECONDS

@@ -22,6 +22,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/test/heldrollback"
 )
 
 const (
@@ -41,11 +42,12 @@ var _ = Describe("The Helm chart", Ordered, func() {
 	var (
 		probe *appProbe
 		pods  map[types.UID]int32 // the app's pods and their restarts, from before the upgrade
+		held  *heldrollback.Held  // a MyApp the previous release's manager rolled back
 	)
-	install := func(chart, tag string) {
+	install := func(chart, tag string, values ...string) {
 		GinkgoHelper()
-		helm("install", release, chart, "--namespace", releaseNS, "--wait", "--timeout", "3m",
-			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+tag)
+		helm(append([]string{"install", release, chart, "--namespace", releaseNS, "--wait", "--timeout", "3m",
+			"--set", "image.repository=" + env["E2E_MANAGER_IMAGE"], "--set", "image.tag=" + tag}, values...)...)
 	}
 
 	BeforeAll(func() {
@@ -61,8 +63,9 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		}
 	})
 
-	It("installs the previous release's chart and operator, which makes a MyApp that serves", func() {
-		install(env["E2E_PREVIOUS_CHART"], env["E2E_PREVIOUS_TAG"])
+	It("installs the previous release's chart and operator, which makes a MyApp that serves and rolls another back", func() {
+		// A short grace (the chart's extraArgs), so that the rollback below is quick.
+		install(env["E2E_PREVIOUS_CHART"], env["E2E_PREVIOUS_TAG"], "--set-json", `extraArgs=["--rollout-failure-grace=5s"]`)
 		expectManagerRunning("")
 
 		By("creating a MyApp of the test app, two replicas, and waiting until it serves through its Service")
@@ -79,9 +82,12 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		Eventually(func(g Gomega) { pods = appPods(g) }).Should(Succeed())
 		Expect(pods).To(HaveLen(2))
 		probe = startProbe(url)
+
+		held = heldrollback.Hold(ctx, k8s, appNS, "held", "previous release's",
+			examplev1.MyAppSpec{Image: env["E2E_APP_IMAGE"], Port: ptr.To(int32(appPort))}, "registry.invalid/myapp/app:no-such-tag")
 	})
 
-	It("upgrades to this chart: helm upgrades the CRD with the release, and the new manager adopts the MyApp and replaces none of its pods", func() {
+	It("upgrades to this chart: helm upgrades the CRD with the release, and the new manager adopts the MyApp, replaces none of its pods and keeps the rollback the old one holds", func() {
 		old := managerPods()
 		helm("upgrade", release, env["E2E_CHART"], "--namespace", releaseNS, "--wait", "--timeout", "3m",
 			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+env["E2E_MANAGER_TAG"])
@@ -95,6 +101,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		expectManagerRunning(old...)
 		expectHandled()
 		expectSamePods(pods)
+		held.ExpectKept(ctx)
 	})
 
 	It("upgrades to a changed value: a new manager adopts the MyApp and replaces none of its pods", func() {

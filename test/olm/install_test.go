@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/test/heldrollback"
 )
 
 const (
@@ -185,6 +186,11 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 				})).To(Succeed())
 			}
 			expectAppsReady(m.installNS, apps, from.version)
+			var held *heldrollback.Held
+			if from.version == "0.4.0" {
+				held = heldrollback.Hold(ctx, k8s, m.installNS, "held", from.version,
+					examplev1.MyAppSpec{Image: "nginx:1.27"}, heldrollback.UnstartableImage)
+			}
 			pods := podUIDs(m.installNS, "shop", "blog")
 			served := watchServed(m.installNS, "shop", "blog")
 			m.stopManager(previous)
@@ -204,6 +210,9 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 					Expect(fewest[name]).To(BeNumerically(">", 0), "MyApp %s had no ready pod at some point of the upgrade", name)
 				}
 				Expect(podUIDs(m.installNS, "shop", "blog")).To(Equal(pods), "the upgrade of the operator replaced an app's pod")
+				if held != nil {
+					held.ExpectKept(ctx)
+				}
 			})
 			m.uninstall()
 		})

@@ -21,6 +21,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
+	"github.com/example/myapp-operator/test/heldrollback"
 	"github.com/example/myapp-operator/test/olmv1env"
 )
 
@@ -164,6 +165,8 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			pods = podUIDs(g)
 			g.Expect(pods).To(HaveLen(4))
 		}).Should(Succeed())
+		held := heldrollback.Hold(ctx, olm.K8s, appNS, "held", "0.4.0",
+			examplev1.MyAppSpec{Image: "nginx:1.27"}, heldrollback.UnstartableImage)
 
 		// The current version compares a resourceFieldRef's divisor by value, a looser rule
 		// (hack/crdupgrade/from-0.4.0.yaml), and changes descriptions: v1.2.0's preflight names
@@ -183,6 +186,7 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)))).To(Succeed())
 		expectReady(5)
 		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
+		held.ExpectKept(ctx)
 		expectNoRefusal(manager)
 	})
 })
