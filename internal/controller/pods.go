@@ -69,6 +69,11 @@ func trimPod(in any) (any, error) {
 			Labels: pod.Labels, DeletionTimestamp: pod.DeletionTimestamp, CreationTimestamp: pod.CreationTimestamp,
 		},
 	}
+	if podReady(pod) {
+		// Whether the pod is ready, and nothing else of its conditions: a problem of a pod
+		// that became ready since is over (sightings.go).
+		out.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}
 	for _, c := range pod.Status.ContainerStatuses {
 		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
 			out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
@@ -79,6 +84,16 @@ func trimPod(in any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// podReady tells whether the pod's Ready condition is True.
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // imageOf is the image a container of the pod runs: its spec's, which the status of a
@@ -289,14 +304,15 @@ func myAppOfPod(_ context.Context, obj client.Object) []reconcile.Request {
 
 // podProblemChanged passes a pod's event only when it changes the problems the MyApp's
 // status reports: a pod created or deleted with a problem, or an update that changes its
-// containers' problems (a pod's other transitions are the Deployment's to count, and its
-// status changes are not read). Resyncs of an unchanged pod pass nothing: the MyApp's own
-// resync recomputes its status.
+// containers' problems; and a pod that becomes ready, whose earlier problem is then over
+// (sightings.go). A pod's other transitions are the Deployment's to count, and its status
+// changes are not read. Resyncs of an unchanged pod pass nothing: the MyApp's own resync
+// recomputes its status.
 var podProblemChanged = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool { return hasProblem(e.Object) },
 	DeleteFunc: func(e event.DeleteEvent) bool { return hasProblem(e.Object) },
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return !slices.Equal(problemsOf(e.ObjectOld), problemsOf(e.ObjectNew))
+		return !slices.Equal(problemsOf(e.ObjectOld), problemsOf(e.ObjectNew)) || becameReady(e.ObjectOld, e.ObjectNew)
 	},
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
@@ -311,6 +327,12 @@ var filesReplicaSetGone = predicate.Funcs{
 }
 
 func hasProblem(obj client.Object) bool { return len(problemsOf(obj)) > 0 }
+
+func becameReady(before, after client.Object) bool {
+	b, ok1 := before.(*corev1.Pod)
+	a, ok2 := after.(*corev1.Pod)
+	return ok1 && ok2 && !podReady(b) && podReady(a)
+}
 
 func hasProblemPod(pod corev1.Pod) bool { return len(waitingIn(&pod)) > 0 }
 

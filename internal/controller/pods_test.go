@@ -80,6 +80,11 @@ func fullPod(t testing.TB, i int, waiting string) *corev1.Pod {
 		ContainerID: "containerd://4b2d0c9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c",
 		State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
 	if waiting != "" {
+		for i, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+				pod.Status.Conditions[i].Status = corev1.ConditionFalse
+			}
+		}
 		cs.Ready, cs.Started = false, ptrTo(false)
 		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting, Message: `secret "db" not found`}}
 	}
@@ -91,7 +96,8 @@ func fullPod(t testing.TB, i int, waiting string) *corev1.Pod {
 }
 
 // TestTrimPodKeepsWhatTheStatusReads: the trimmed pod still names its MyApp, and holds the
-// waiting state of a container the user must fix, and nothing else of the status.
+// waiting state of a container the user must fix and whether the pod is ready, and nothing
+// else of the status.
 func TestTrimPodKeepsWhatTheStatusReads(t *testing.T) {
 	g := NewWithT(t)
 	full := fullPod(t, 0, "CreateContainerConfigError")
@@ -118,6 +124,8 @@ func TestTrimPodKeepsWhatTheStatusReads(t *testing.T) {
 
 	running, _ := trimPod(fullPod(t, 1, ""))
 	g.Expect(running.(*corev1.Pod).Status.ContainerStatuses).To(BeEmpty(), "a running container says nothing to the status")
+	g.Expect(running.(*corev1.Pod).Status.Conditions).To(Equal([]corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}),
+		"a ready pod says only that it is ready")
 	creating, _ := trimPod(fullPod(t, 1, "ContainerCreating"))
 	g.Expect(creating.(*corev1.Pod).Status.ContainerStatuses).To(BeEmpty(), "nor one being created")
 	g.Expect(trimPod("not a pod")).To(Equal("not a pod"))
@@ -191,6 +199,8 @@ func TestPodProblemChanged(t *testing.T) {
 	}
 	ok, bad, pull, back := trimmed(""), trimmed("CreateContainerConfigError"), trimmed("ErrImagePull"), trimmed("ImagePullBackOff")
 	newer := func(p *corev1.Pod) *corev1.Pod { p = p.DeepCopy(); p.ResourceVersion += "1"; return p }
+	unready := newer(ok)
+	unready.Status.Conditions = nil
 	deleting := newer(bad)
 	deleting.DeletionTimestamp = ptrTo(metav1.Now())
 	cases := []struct {
@@ -204,6 +214,8 @@ func TestPodProblemChanged(t *testing.T) {
 		{"the same problem again", bad, newer(bad), false},
 		{"the kubelet moves from ErrImagePull to ImagePullBackOff", pull, back, true},
 		{"a pod with a problem is being deleted", bad, deleting, true},
+		{"a pod becomes ready (a problem it had is over)", unready, ok, true},
+		{"a ready pod stops being ready", ok, unready, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

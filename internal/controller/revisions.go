@@ -76,6 +76,14 @@ func (m *intents) set(app *examplev1.MyApp, hash string, s storedIntent) {
 	m.m[keyOfIntent(app, hash)] = s
 }
 
+// drop forgets the stored intent of one template, whose ControllerRevision is deleted: a
+// later storeIntent of the same template must create it again.
+func (m *intents) drop(app *examplev1.MyApp, hash string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, keyOfIntent(app, hash))
+}
+
 // forget drops what is remembered of a MyApp that is gone.
 func (m *intents) forget(app types.NamespacedName) {
 	m.mu.Lock()
@@ -172,7 +180,8 @@ func (r *MyAppReconciler) storedIntent(ctx context.Context, app *examplev1.MyApp
 }
 
 // pruneIntents deletes the MyApp's stored intents but those of the templates keep names: once
-// the status names a new target, the others are no rollback's target any more.
+// the status names a new target, the others are no rollback's target any more. What is
+// remembered of a deleted one goes with it.
 func (r *MyAppReconciler) pruneIntents(ctx context.Context, app *examplev1.MyApp, ch *changes, keep ...string) error {
 	list := &appsv1.ControllerRevisionList{}
 	if err := r.APIReader.List(ctx, list, client.InNamespace(app.Namespace), client.MatchingLabels(desired.SelectorLabels(app))); err != nil {
@@ -183,6 +192,7 @@ func (r *MyAppReconciler) pruneIntents(ctx context.Context, app *examplev1.MyApp
 		if !metav1.IsControlledBy(rev, app) || slices.Contains(keep, rev.Labels[appsv1.DefaultDeploymentUniqueLabelKey]) {
 			continue
 		}
+		r.intents.drop(app, rev.Labels[appsv1.DefaultDeploymentUniqueLabelKey])
 		err := r.Delete(ctx, rev, client.Preconditions{UID: &rev.UID})
 		if client.IgnoreNotFound(err) != nil {
 			return &applyError{kind: kindRevision, name: rev.Name, err: err}

@@ -174,7 +174,9 @@ func (r *MyAppReconciler) holdRollback(ctx context.Context, app *examplev1.MyApp
 }
 
 // targetIntent is the operator's intent for the template hash: the stored one, or for a target
-// a release before 0.4.1 recorded, its ReplicaSet's whole template; nil when neither is there.
+// a release before 0.4.1 recorded, its ReplicaSet's whole template, which is then stored as
+// the target's intent (so that the target outlives its ReplicaSet, which goes with a deleted
+// Deployment); nil when neither is there.
 func (r *MyAppReconciler) targetIntent(ctx context.Context, app *examplev1.MyApp, hash string) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	stored, found, err := r.storedIntent(ctx, app, hash)
 	if err != nil || found {
@@ -192,7 +194,16 @@ func (r *MyAppReconciler) targetIntent(ctx context.Context, app *examplev1.MyApp
 	}
 	template := rs.Spec.Template.DeepCopy()
 	delete(template.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return asApplyConfiguration(template)
+	intent, err := asApplyConfiguration(template)
+	if err != nil {
+		return nil, err
+	}
+	revision, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
+	if err := r.storeIntent(ctx, app, hash, revision, intent); err != nil {
+		// The ReplicaSet serves this look; the next one stores it.
+		log.FromContext(ctx).Info("Could not store the intent of a rollback's target", "template", hash, "error", err.Error())
+	}
+	return intent, nil
 }
 
 // applyTarget applies intent, the MyApp's Deployment intent, with target in place of the
@@ -242,7 +253,14 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		// status write usually brings the news; this is the net beneath.
 		retry = templateHashRetry
 	}
-	problems, err := r.rolloutProblems(ctx, app, d, f.Deployment.Current)
+	// The spec's volumes are the current template's once the Deployment carries the spec's
+	// intent and the deployment controller has observed it; before, or while a rollback holds,
+	// a missing source of the spec's is no problem of the template that runs.
+	volumesOf := ""
+	if f.Deployment.Applied != "" && f.Deployment.Applied == f.Spec.Template && f.Deployment.ObservedGeneration >= f.Deployment.Generation {
+		volumesOf = f.Deployment.Current
+	}
+	problems, err := r.rolloutProblems(ctx, app, d, volumesOf)
 	if err != nil {
 		return retry, err
 	}
@@ -275,6 +293,11 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		}
 		obs.ReadyTemplate = v.ReadyTemplate
 	}
+	if v.Completed && v.Judged == app.Status.ReadyTemplate && v.RollBack == nil {
+		if err := r.adoptReady(ctx, app, d, v.Judged, f.Spec.Template, p); err != nil {
+			return retry, err
+		}
+	}
 	if v.RollBack != nil {
 		return retry, r.rollBack(ctx, app, ch, obs, intent, v, p)
 	}
@@ -296,11 +319,33 @@ func (r *MyAppReconciler) recordReady(ctx context.Context, app *examplev1.MyApp,
 	if err := r.storeIntent(ctx, app, hash, revision, template); err != nil {
 		return err
 	}
-	// The status still names the template before: its intent goes the next time.
-	if err := r.pruneIntents(ctx, app, &changes{}, hash, app.Status.ReadyTemplate); err != nil {
+	// The status still names the template before: its intent goes the next time. The target
+	// of a rollback in force stays while it holds: readyTemplate moves while the target serves
+	// under another hash (`kubectl rollout restart`), and the hold applies the target's intent.
+	keep := []string{hash, app.Status.ReadyTemplate}
+	if p.held != nil {
+		keep = append(keep, p.held.Template)
+	}
+	if err := r.pruneIntents(ctx, app, &changes{}, keep...); err != nil {
 		log.FromContext(ctx).Info("Could not delete stored intents no rollback targets any more", "error", err.Error())
 	}
 	return nil
+}
+
+// adoptReady stores the intent of the template readyTemplate names when it has none: a
+// release before 0.4.1 recorded the template without one. It is the spec's intent when the
+// Deployment carries the spec's intent (applied) and the template judged completed is that
+// one, so that a later rollback to it applies the operator's own fields only and survives the
+// Deployment's deletion. Once stored (or found), the memory of intents answers without a read.
+func (r *MyAppReconciler) adoptReady(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, hash, spec string, p *pilot) error {
+	if p.spec == nil || p.held != nil || p.applied != spec {
+		return nil
+	}
+	if _, found, err := r.storedIntent(ctx, app, hash); err != nil || found {
+		return err
+	}
+	revision, _ := strconv.ParseInt(d.Annotations[revisionAnnotation], 10, 64)
+	return r.storeIntent(ctx, app, hash, revision, p.spec)
 }
 
 // readLatest reads the Deployment, then its ReplicaSets, from the API server: ReplicaSets read
@@ -401,10 +446,10 @@ func (r *MyAppReconciler) rolloutProblems(ctx context.Context, app *examplev1.My
 		return nil, err
 	}
 	var problems []rollout.Problem
-	live := make(map[string]bool, len(pods.Items))
+	waiting := make(map[string]bool, len(pods.Items))
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		live[pod.Name] = true
+		waiting[pod.Name] = !podReady(pod)
 		for _, w := range waitingIn(pod) {
 			problems = append(problems, rollout.Problem{Template: pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey],
 				Pod: w.Pod, Container: w.Container, Image: w.Image, Reason: w.Reason, Message: w.Message})
@@ -414,16 +459,12 @@ func (r *MyAppReconciler) rolloutProblems(ctx context.Context, app *examplev1.My
 	// available. (Not "fewer available than updated": during a rolling update the old pods are
 	// the available ones, and the new pod that waits hides behind them.)
 	if current != "" && d.Status.UpdatedReplicas > 0 && d.Status.AvailableReplicas < d.Status.Replicas {
-		missing, err := r.missingVolumeSources(ctx, app)
-		if err != nil {
-			return nil, err
-		}
-		for _, src := range missing {
+		for _, src := range r.missingVolumeSources(ctx, app) {
 			problems = append(problems, rollout.Problem{Template: current, Container: src.Kind + "/" + src.Name,
 				Reason: examplev1.ReasonVolumeSourceMissing, Message: fmt.Sprintf("%s %s (%s)", src.Kind, src.Name, src.Field)})
 		}
 	}
-	r.sightings.stamp(client.ObjectKeyFromObject(app), problems, live, r.now())
+	r.sightings.stamp(client.ObjectKeyFromObject(app), problems, waiting, r.now())
 	return problems, nil
 }
 
@@ -436,8 +477,8 @@ const kindPersistentVolumeClaim = "PersistentVolumeClaim"
 // while pods of the current template wait, as here). A pod of a missing claim waits
 // unscheduled, with nothing but the scheduler's message to say why. Secrets are not read: the
 // operator is granted nothing on them. A claim the operator may not read (a grant older than
-// 0.4.1's) is left to the progress deadline, as before.
-func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *examplev1.MyApp) ([]desired.VolumeSource, error) {
+// 0.4.1's) is left to the progress deadline, as before. An error is never a missing source.
+func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *examplev1.MyApp) []desired.VolumeSource {
 	var missing []desired.VolumeSource
 	for _, src := range desired.RequiredVolumeSources(app) {
 		key := types.NamespacedName{Namespace: app.Namespace, Name: src.Name}
@@ -458,10 +499,12 @@ func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *example
 		case apierrors.IsNotFound(err):
 			missing = append(missing, src)
 		case err != nil:
-			return nil, fmt.Errorf("reading %s %s: %w", src.Kind, src.Name, err)
+			// No answer is no evidence that the source is missing: the rest of the decision
+			// goes on without it, and the next look asks again.
+			log.FromContext(ctx).V(1).Info("Could not tell whether a volume source exists", "kind", src.Kind, "name", src.Name, "error", err.Error())
 		}
 	}
-	return missing, nil
+	return missing
 }
 
 // deploymentFacts is what the rollout decision reads of the Deployment d, whose ReplicaSets

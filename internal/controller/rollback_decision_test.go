@@ -452,6 +452,51 @@ var _ = Describe("The rollout decision", func() {
 		readyAndCurrent(readyOn())
 	})
 
+	It("keeps a stored intent for the template readyTemplate names, through a return to a template whose intent was pruned", func() {
+		startDecisionManager(managerOptions{})
+		app := createMyApp(ns, "web", inDecisionManager)
+		revisions := func(g Gomega) []string {
+			list := &appsv1.ControllerRevisionList{}
+			g.Expect(k8s.List(suiteCtx, list, client.InNamespace(ns))).To(Succeed())
+			var names []string
+			for _, rev := range list.Items {
+				names = append(names, rev.Name)
+			}
+			return names
+		}
+		a := readyOn()
+		setImage(app, "nginx:1.28")
+		b := readyOn()
+		setImage(app, "nginx:1.29")
+		c := readyOn()
+		By("A's intent is pruned once C is the target and B the one before")
+		Eventually(revisions).Should(ConsistOf("web-"+b, "web-"+c))
+
+		By("back to A's image: its template completes again, and its intent is stored again before the status names it")
+		setImage(app, "nginx:1.27")
+		Expect(currentReplicaSet(ns, "web")).To(Equal(a), "the same template, the same pod-template-hash")
+		readyOn()
+		Eventually(revisions).Should(ConsistOf("web-"+c, "web-"+a))
+	})
+
+	It("stores the intent of a template a release before 0.4.1 recorded, once it serves with the spec's intent", func() {
+		stop := startDecisionManager(managerOptions{})
+		createMyApp(ns, "web", inDecisionManager)
+		v1 := readyOn()
+		stop()
+		By("0.4.0's state: readyTemplate recorded, no stored intent")
+		Expect(k8s.Delete(suiteCtx, &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-" + v1}})).To(Succeed())
+
+		By("the upgraded operator stores it, and changes neither the Deployment's template nor the status's target")
+		before := getDeployment(ns, "web")(Default).Spec.Template
+		startDecisionManager(managerOptions{})
+		Eventually(func() error {
+			return k8s.Get(suiteCtx, key(ns, "web-"+v1), &appsv1.ControllerRevision{})
+		}).Should(Succeed())
+		Expect(getDeployment(ns, "web")(Default).Spec.Template).To(Equal(before))
+		Expect(myApp(Default).Status.ReadyTemplate).To(Equal(v1))
+	})
+
 	It("does not requeue a MyApp without its Deployment for the problem pods of a Deployment it lost", func() {
 		requests := &requestCounter{}
 		startDecisionManager(managerOptions{syncPeriod: 10 * time.Hour, requests: requests})
@@ -547,6 +592,21 @@ var _ = Describe("The rollout decision", func() {
 			g.Expect(d.Spec.Template).To(Equal(crafted.Spec.Template), "a new pod template")
 			g.Expect(myApp(g).Status.RolledBack).To(Equal(record))
 		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+
+		By("the target's ReplicaSet's template stored as its intent, so that the hold outlives the Deployment")
+		Eventually(func() error { return k8s.Get(suiteCtx, key(ns, "web-"+v1), &appsv1.ControllerRevision{}) }).Should(Succeed())
+		old := getDeployment(ns, "web")(Default)
+		Expect(k8s.Delete(suiteCtx, old, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		Expect(k8s.DeleteAllOf(suiteCtx, &appsv1.ReplicaSet{}, client.InNamespace(ns))).To(Succeed())
+		Expect(k8s.DeleteAllOf(suiteCtx, &corev1.Pod{}, client.InNamespace(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			g.Expect(d.UID).NotTo(Equal(old.UID))
+			g.Expect(container(g, d).Image).To(Equal("nginx:1.27"))
+			g.Expect(myApp(g).Status.RolledBack).To(Equal(record))
+		}).Should(Succeed())
+		currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
 
 		By("v3 pushed: it rolls out as any template does")
 		setImage(app, "nginx:1.28")
