@@ -33,28 +33,44 @@ type Held struct {
 	pods     []string
 }
 
-// Hold makes the running manager, of the named release, roll the MyApp ns/name back and hold
-// it: the MyApp, of the given spec with one replica, is Ready (the manager records the
-// template that served), then asks for the image failing, whose pods never start, which the
-// manager rolls back after its grace (30 s unless its flag says otherwise).
-func Hold(ctx context.Context, k8s client.Client, ns, name, version string, spec examplev1.MyAppSpec, failing string) *Held {
+// Create makes the MyApp ns/name of the given spec, with one replica, that Hold then makes
+// the running manager roll back: a story creates it early, so that its pods start beside the
+// story's other work.
+func Create(ctx context.Context, k8s client.Client, ns, name string, spec examplev1.MyAppSpec) *Held {
 	GinkgoHelper()
-	good := spec.Image
-	By("holding a rollback under the " + version + " manager: MyApp " + name + " Ready on " + good + ", then on " + failing + ", which never starts")
 	h := &Held{k8s: k8s, key: client.ObjectKey{Namespace: ns, Name: name}}
 	spec.Replicas = ptrTo[int32](1)
 	Expect(k8s.Create(ctx, &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec})).To(Succeed())
+	return h
+}
+
+// Hold creates the MyApp ns/name of the given spec, with one replica, and makes the running
+// manager, of the named release, roll it back and hold it (Held.Hold).
+func Hold(ctx context.Context, k8s client.Client, ns, name, version string, spec examplev1.MyAppSpec, failing string) *Held {
+	GinkgoHelper()
+	return Create(ctx, k8s, ns, name, spec).Hold(ctx, version, failing)
+}
+
+// Hold waits until the MyApp is Ready under the running manager, of the named release (the
+// manager records the template that served), then asks for the image failing, whose pods never
+// start, and waits until the manager has rolled it back (after its grace: 30 s unless its flag
+// says otherwise).
+func (h *Held) Hold(ctx context.Context, version, failing string) *Held {
+	GinkgoHelper()
+	var good string
 	Eventually(func(g Gomega) {
 		app := h.myApp(ctx, g)
 		ready := meta.FindStatusCondition(app.Status.Conditions, examplev1.ConditionReady)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s: %s", ready.Reason, ready.Message)
 		g.Expect(app.Status.ReadyTemplate).NotTo(BeEmpty(), "the %s manager records the template that served", version)
+		good = app.Spec.Image
 	}).Should(Succeed())
+	By("holding a rollback under the " + version + " manager: MyApp " + h.key.Name + " Ready on " + good + ", then on " + failing + ", which never starts")
 	Eventually(func(g Gomega) {
 		app := h.myApp(ctx, g)
 		app.Spec.Image = failing
-		g.Expect(k8s.Update(ctx, app)).To(Succeed())
+		g.Expect(h.k8s.Update(ctx, app)).To(Succeed())
 	}).Should(Succeed())
 	Eventually(func(g Gomega) {
 		app := h.myApp(ctx, g)
@@ -67,7 +83,7 @@ func Hold(ctx context.Context, k8s client.Client, ns, name, version string, spec
 		g.Expect(d.Status.Replicas).To(Equal(int32(1)), "the failed template's pod is gone")
 		g.Expect(d.Status.ReadyReplicas).To(Equal(int32(1)))
 		h.record, h.template, h.pods = app.Status.RolledBack, d.Spec.Template, h.podUIDs(ctx, g, d)
-	}).Should(Succeed(), "the %s manager rolls MyApp %s back", version, name)
+	}).Should(Succeed(), "the %s manager rolls MyApp %s back", version, h.key)
 	return h
 }
 
@@ -98,7 +114,7 @@ func (h *Held) ExpectKept(ctx context.Context) {
 		g.Expect(h.podUIDs(ctx, g, d)).To(Equal(h.pods), "a pod of the held MyApp was replaced")
 	}
 	Eventually(check).Should(Succeed())
-	Consistently(check).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+	Consistently(check).WithTimeout(5 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 }
 
 func (h *Held) myApp(ctx context.Context, g Gomega) *examplev1.MyApp {

@@ -67,6 +67,8 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		// A short grace (the chart's extraArgs), so that the rollback below is quick.
 		install(env["E2E_PREVIOUS_CHART"], env["E2E_PREVIOUS_TAG"], "--set-json", `extraArgs=["--rollout-failure-grace=5s"]`)
 		expectManagerRunning("")
+		// Its pods start while the app's below do.
+		held = heldrollback.Create(ctx, k8s, appNS, "held", examplev1.MyAppSpec{Image: env["E2E_APP_IMAGE"], Port: ptr.To(int32(appPort))})
 
 		By("creating a MyApp of the test app, two replicas, and waiting until it serves through its Service")
 		Expect(k8s.Create(ctx, &examplev1.MyApp{
@@ -83,8 +85,7 @@ var _ = Describe("The Helm chart", Ordered, func() {
 		Expect(pods).To(HaveLen(2))
 		probe = startProbe(url)
 
-		held = heldrollback.Hold(ctx, k8s, appNS, "held", "previous release's",
-			examplev1.MyAppSpec{Image: env["E2E_APP_IMAGE"], Port: ptr.To(int32(appPort))}, "registry.invalid/myapp/app:no-such-tag")
+		held.Hold(ctx, "previous release's", "registry.invalid/myapp/app:no-such-tag")
 	})
 
 	It("upgrades to this chart: helm upgrades the CRD with the release, and the new manager adopts the MyApp, replaces none of its pods and keeps the rollback the old one holds", func() {
