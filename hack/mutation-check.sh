@@ -43,6 +43,7 @@ table=(
 	"grace-from-creation|"     # counts the grace from the first sighting of a problem
 	"act-before-record|"       # records a rollback before acting on it (a refused record changes nothing)
 	"hold-from-status-only|"   # records a rollback before acting on it (the status losing the record: the mark holds)
+	"hold-past-request|"       # names a ConfigMap a volume of the new template takes ... (a reconcile requested: the template rolls forward)
 	"whole-target-template|"   # leaves `kubectl rollout restart` to kubectl while a rollback holds
 	"target-intent-only|"      # keeps a rollback 0.4.0 held across the upgrade
 	"orphans-requeue|"         # does not requeue a MyApp without its Deployment for the problem pods of a Deployment it lost

@@ -66,7 +66,7 @@ type holdKey struct {
 }
 
 type stats struct {
-	rollbacks, readyMoves, restarts, deletions, deletionsHeld, restartsMidLook, completions, cleanLooksDue int
+	rollbacks, readyMoves, restarts, deletions, deletionsHeld, restartsMidLook, completions, cleanLooksDue, cleanLooksReleased int
 }
 
 func newTruth() truth {
@@ -295,14 +295,51 @@ func (w *world) problemSeenForGrace(h string) bool {
 
 // judged checks the liveness of a look's decision: a look that read caches in sync with the
 // store, with nothing written by anyone but itself since, decides on the stored state; when a
-// rollback is due on it, the look makes it.
-func (w *world) judged(v Verdict) {
-	if l := w.op.look; l.clean && w.foreign == l.foreign && w.dueRollback() {
+// rollback is due on it, the look makes it (6); when no rollback holds by the design's rule,
+// the look has applied the spec's template (7). applied says the look's apply, if it made
+// one, was not refused.
+func (w *world) judged(v Verdict, applied bool) {
+	l := w.op.look
+	if !l.clean || w.foreign != l.foreign {
+		return
+	}
+	if w.dueRollback() {
 		w.truth.stats.cleanLooksDue++
 		if v.RollBack == nil {
 			w.noteViolation(fmt.Sprintf("6: a rollback was due and a look in sync with the store did not make it (verdict %+v)", v))
 		}
 	}
+	if d := w.dep; applied && d != nil && !w.inputUnreadable && !w.heldByDesign() {
+		if w.app.status.rolledBack != nil || d.mark != nil {
+			w.truth.stats.cleanLooksReleased++ // a record there, that holds no more
+		}
+		if d.tmpl.intent == w.app.spec.version {
+			return
+		}
+		w.noteViolation(fmt.Sprintf("7: no rollback holds (status %s, mark %s), and a look in sync with the store left the Deployment on %s, not the spec's %s",
+			describeRecord(w.app.status.rolledBack), describeRecord(d.mark), d.tmpl.intent, w.app.spec.version))
+	}
+}
+
+// heldByDesign is the design's rule for a rollback in force, written apart from Held: a record
+// (the status's or the Deployment's mark) of the spec's template and reconcile request, with
+// autoRollback on, unless the Deployment shows its failed template's rollout completed
+// without the record as its mark (it completed before the rollback took effect).
+func (w *world) heldByDesign() bool {
+	a, d := w.app, w.dep
+	if !a.spec.autoRollback {
+		return false
+	}
+	for _, rb := range []*examplev1.RollbackStatus{a.status.rolledBack, d.mark} {
+		if rb == nil || rb.FailedSpec != a.spec.version.digest() || rb.ReconcileRequest != a.request {
+			continue
+		}
+		if d.tmpl.hash() == rb.FailedTemplate && !sameRecord(d.mark, rb) && completeAsDesigned(w, d) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // checkLiveness: while a rollback is due, something must wake the operator: a look in

@@ -165,7 +165,7 @@ func (w *world) reconcile() iter.Seq[string] {
 			v = Confirm(f, w.facts(judged, sets, applied), w.facts(latest, sets, applied))
 			acted = latest
 		}
-		w.judged(v)
+		w.judged(v, applied)
 
 		// 4. A completed template becomes readyTemplate once its intent is stored.
 		appRV, status := app.rv, app.status

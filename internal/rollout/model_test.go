@@ -35,6 +35,10 @@ import (
 //     again (not after a restart, from a lagging cache, or when the Deployment is made again);
 //  6. a rollback that is due is made: a look that reads caches in sync with the store makes
 //     it, and while one is due something wakes the operator (an event or its recheck).
+//  7. a rollback ends when the design says it does: once no record holds (the user changed
+//     the spec's template, the request or autoRollback, or its failed template's rollout
+//     completed before it took effect), a look that reads caches in sync with the store
+//     applies the spec's template.
 //
 // `go test ./internal/rollout -run TestModel` runs the fixed seeds; -model.seeds and
 // -model.steps run more, -model.seed one (with -v, its whole trace), and -model.all goes on
@@ -59,7 +63,8 @@ func TestModel(t *testing.T) {
 		total.add(w.truth.stats)
 	}
 	t.Logf("%d seeds × %d steps, %d failed: %+v", seeds, *modelSteps, failed, total)
-	if seeds >= 1000 && (total.rollbacks == 0 || total.deletionsHeld == 0 || total.restartsMidLook == 0 || total.cleanLooksDue == 0) {
+	if seeds >= 1000 && (total.rollbacks == 0 || total.deletionsHeld == 0 || total.restartsMidLook == 0 || total.cleanLooksDue == 0 ||
+		total.cleanLooksReleased == 0) {
 		t.Fatalf("the walks no longer reach the cases the invariants guard: %+v", total)
 	}
 }
@@ -256,4 +261,5 @@ func (s *stats) add(o stats) {
 	s.restartsMidLook += o.restartsMidLook
 	s.completions += o.completions
 	s.cleanLooksDue += o.cleanLooksDue
+	s.cleanLooksReleased += o.cleanLooksReleased
 }
