@@ -226,8 +226,11 @@ func expectSamePods(want map[types.UID]int32) {
 
 // httpClient opens a new connection for every request: a kept-alive connection opened before
 // kube-proxy wrote the Service's rules stays, by its conntrack entry, on whatever answered the
-// cluster IP then (on some networks the host's gateway), and would never reach the app.
-var httpClient = &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+// cluster IP then (on some networks the host's gateway), and would never reach the app. A
+// request may take 5 s, as test/traffic's do: an answer that is slow while CI's other lanes
+// hold the 2 cores is served (a CI run once lost 1 of 1,425 requests to a 1 s timeout); a
+// refused connection, a reset or an error status still fails the probe at once.
+var httpClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
 func get(url string) error {
 	resp, err := httpClient.Get(url)
@@ -278,7 +281,7 @@ func startProbe(url string) *appProbe {
 				p.failed.Add(1)
 				p.mu.Lock()
 				if len(p.errs) < 5 {
-					p.errs = append(p.errs, err.Error())
+					p.errs = append(p.errs, time.Now().UTC().Format("15:04:05.000")+" "+err.Error())
 				}
 				p.mu.Unlock()
 			}
