@@ -253,26 +253,8 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		// status write usually brings the news; this is the net beneath.
 		retry = templateHashRetry
 	}
-	// The spec's volumes are the current template's once the Deployment carries the spec's
-	// intent and the deployment controller has observed it; before, or while a rollback holds,
-	// a missing source of the spec's is no problem of the template that runs.
-	volumesOf := ""
-	if f.Deployment.Applied != "" && f.Deployment.Applied == f.Spec.Template && f.Deployment.ObservedGeneration >= f.Deployment.Generation {
-		volumesOf = f.Deployment.Current
-	}
-	problems, err := r.rolloutProblems(ctx, app, d, volumesOf)
-	if err != nil {
+	if f.Problems, err = r.problemsOf(ctx, app, d, f, obs); err != nil {
 		return retry, err
-	}
-	f.Problems = problems
-	if f.Deployment.Applied != "" && f.Deployment.Applied == f.Spec.Template {
-		// The kubelet gives a pod that waits to mount a missing volume source no reason: the
-		// status names the source, as it names a missing Secret of env.
-		for _, pr := range problems {
-			if pr.Reason == examplev1.ReasonVolumeSourceMissing {
-				obs.Pods = append(obs.Pods, status.ContainerWaiting{Reason: pr.Reason, Message: pr.Message})
-			}
-		}
 	}
 	v := rollout.Judge(f)
 	if v.ReadyTemplate != f.ReadyTemplate || v.RollBack != nil {
@@ -302,6 +284,32 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		return retry, r.rollBack(ctx, app, ch, obs, intent, v, p)
 	}
 	return retry, nil
+}
+
+// problemsOf lists the problems of the MyApp's pods (rolloutProblems) for the rollout decision
+// f, and adds those of missing volume sources to the observation for the status.
+func (r *MyAppReconciler) problemsOf(ctx context.Context, app *examplev1.MyApp, d *appsv1.Deployment, f rollout.Facts,
+	obs *status.Observed) ([]rollout.Problem, error) {
+	// The spec's volumes are the current template's once the Deployment carries the spec's
+	// intent and the deployment controller has observed it; before, or while a rollback holds,
+	// a missing source of the spec's is no problem of the template that runs.
+	spec := f.Deployment.Applied != "" && f.Deployment.Applied == f.Spec.Template
+	volumesOf := ""
+	if spec && f.Deployment.ObservedGeneration >= f.Deployment.Generation {
+		volumesOf = f.Deployment.Current
+	}
+	problems, err := r.rolloutProblems(ctx, app, d, volumesOf)
+	if err != nil || !spec {
+		return problems, err
+	}
+	// The kubelet gives a pod that waits to mount a missing volume source no reason: the
+	// status names the source, as it names a missing Secret of env.
+	for _, pr := range problems {
+		if pr.Reason == examplev1.ReasonVolumeSourceMissing {
+			obs.Pods = append(obs.Pods, status.ContainerWaiting{Reason: pr.Reason, Message: pr.Message})
+		}
+	}
+	return problems, nil
 }
 
 // recordReady stores the intent of the completed template hash: the spec's when the
