@@ -276,8 +276,10 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		obs.ReadyTemplate = v.ReadyTemplate
 	}
 	if v.Completed && v.Judged == app.Status.ReadyTemplate && v.RollBack == nil {
+		// Best effort: without it, a later rollback to this template falls back to its
+		// ReplicaSet, as 0.4.0's did; the next look tries again.
 		if err := r.adoptReady(ctx, app, d, v.Judged, f.Spec.Template, p); err != nil {
-			return retry, err
+			log.FromContext(ctx).Info("Could not store the intent of the template readyTemplate names", "template", v.Judged, "error", err.Error())
 		}
 	}
 	if v.RollBack != nil {
