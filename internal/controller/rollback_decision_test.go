@@ -371,85 +371,67 @@ var _ = Describe("The rollout decision", func() {
 		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
 	})
 
-	It("names a ConfigMap a volume of the new template takes and that does not exist, within seconds, and rolls back for it", func() {
+	// missingSource plays a new template whose volume takes a source that does not exist: its
+	// first pod (wait marks it as the kubelet or the scheduler would) beside the two that
+	// serve; the MyApp names the source (message) within seconds, is rolled back once the
+	// grace has passed, and rolls forward once the source is created and a reconcile requested.
+	missingSource := func(volume examplev1.Volume, wait func(*corev1.Pod), message string, source client.Object) {
+		GinkgoHelper()
 		startDecisionManager(managerOptions{grace: 5 * time.Second})
 		app := createMyApp(ns, "web", inDecisionManager)
 		served := readyOn()
 		volumes := func(g Gomega) []corev1.Volume { return getDeployment(ns, "web")(g).Spec.Template.Spec.Volumes }
 
-		By("a new template mounting ConfigMap settings, which does not exist: its first pod waits in ContainerCreating")
+		By("a new template mounting " + message + ", which does not exist")
 		updateMyApp(app, func(a *examplev1.MyApp) {
-			a.Spec.Volumes = []examplev1.Volume{{Name: "settings", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "settings"}}}
-			a.Spec.VolumeMounts = []examplev1.VolumeMount{{Name: "settings", MountPath: "/etc/settings"}}
+			a.Spec.Volumes = []examplev1.Volume{volume}
+			a.Spec.VolumeMounts = []examplev1.VolumeMount{{Name: volume.Name, MountPath: "/var/" + volume.Name}}
 		})
-		Eventually(volumes).Should(ContainElement(HaveField("Name", "settings")))
+		Eventually(volumes).Should(ContainElement(HaveField("Name", volume.Name)))
 		// The rolling update's first step: one pod of the new template beside the two that serve.
-		mounting := replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
+		failed := replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
 			s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas = 3, 1, 2, 2
 		})
-		setWaiting(createPodOf(ns, "web", mounting), "ContainerCreating", "")
+		wait(createPodOf(ns, "web", failed))
 		Eventually(func(g Gomega) {
 			degraded := condition(g, myApp(g), examplev1.ConditionDegraded)
 			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(degraded.Reason).To(Equal(examplev1.ReasonVolumeSourceMissing))
-			g.Expect(degraded.Message).To(ContainSubstring("ConfigMap settings (spec.volumes[0].configMap.name)"))
+			g.Expect(degraded.Message).To(ContainSubstring(message))
 		}).WithTimeout(4 * time.Second).Should(Succeed())
 
 		By("rolled back for it once the grace has passed")
 		Eventually(volumes).Should(BeEmpty())
 		rb := eventuallyRolledBack(examplev1.ReasonVolumeSourceMissing)
 		Expect(rb.Template).To(Equal(served))
-		Expect(rb.FailedTemplate).To(Equal(mounting))
+		Expect(rb.FailedTemplate).To(Equal(failed))
 		promoteReplicaSet(ns, served)
 		rollOut(ns, "web")
 
-		By("the ConfigMap created and a reconcile requested: the template rolls forward")
-		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"},
-			Data: map[string]string{"mode": "production"}})).To(Succeed())
-		requestReconcile(app, "settings-created")
-		Eventually(volumes).Should(ContainElement(HaveField("Name", "settings")))
+		By("the source created and a reconcile requested: the template rolls forward")
+		source.SetNamespace(ns)
+		Expect(k8s.Create(suiteCtx, source)).To(Succeed())
+		requestReconcile(app, "source-created")
+		Eventually(volumes).Should(ContainElement(HaveField("Name", volume.Name)))
 		readyAndCurrent(readyOn())
+	}
+
+	It("names a ConfigMap a volume of the new template takes and that does not exist, within seconds, and rolls back for it", func() {
+		// The kubelet only waits to mount it: ContainerCreating, no reason of its own.
+		missingSource(examplev1.Volume{Name: "settings", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "settings"}},
+			func(pod *corev1.Pod) { setWaiting(pod, "ContainerCreating", "") },
+			"ConfigMap settings (spec.volumes[0].configMap.name)",
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "production"}})
 	})
 
 	It("names a PersistentVolumeClaim a volume of the new template takes and that does not exist, and rolls back for it", func() {
-		startDecisionManager(managerOptions{grace: 5 * time.Second})
-		app := createMyApp(ns, "web", inDecisionManager)
-		served := readyOn()
-		volumes := func(g Gomega) []corev1.Volume { return getDeployment(ns, "web")(g).Spec.Template.Spec.Volumes }
-
-		By("a new template mounting claim data, which does not exist: its first pod waits unscheduled, with no container status")
-		updateMyApp(app, func(a *examplev1.MyApp) {
-			a.Spec.Volumes = []examplev1.Volume{{Name: "data",
-				PersistentVolumeClaim: &examplev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}
-			a.Spec.VolumeMounts = []examplev1.VolumeMount{{Name: "data", MountPath: "/var/data"}}
-		})
-		Eventually(volumes).Should(ContainElement(HaveField("Name", "data")))
-		pending := replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
-			s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas = 3, 1, 2, 2
-		})
-		createPodOf(ns, "web", pending)
-		Eventually(func(g Gomega) {
-			degraded := condition(g, myApp(g), examplev1.ConditionDegraded)
-			g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(degraded.Reason).To(Equal(examplev1.ReasonVolumeSourceMissing))
-			g.Expect(degraded.Message).To(ContainSubstring("PersistentVolumeClaim data (spec.volumes[0].persistentVolumeClaim.claimName)"))
-		}).WithTimeout(4 * time.Second).Should(Succeed())
-
-		By("rolled back for it once the grace has passed")
-		Eventually(volumes).Should(BeEmpty())
-		rb := eventuallyRolledBack(examplev1.ReasonVolumeSourceMissing)
-		Expect(rb.Template).To(Equal(served))
-		Expect(rb.FailedTemplate).To(Equal(pending))
-		promoteReplicaSet(ns, served)
-		rollOut(ns, "web")
-
-		By("the claim created and a reconcile requested: the template rolls forward")
-		Expect(k8s.Create(suiteCtx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "data"},
-			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}})).To(Succeed())
-		requestReconcile(app, "claim-created")
-		Eventually(volumes).Should(ContainElement(HaveField("Name", "data")))
-		readyAndCurrent(readyOn())
+		// Its pod waits unscheduled, with no container status.
+		missingSource(examplev1.Volume{Name: "data", PersistentVolumeClaim: &examplev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+			func(*corev1.Pod) {},
+			"PersistentVolumeClaim data (spec.volumes[0].persistentVolumeClaim.claimName)",
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}})
 	})
 
 	It("keeps a stored intent for the template readyTemplate names, through a return to a template whose intent was pruned", func() {
