@@ -98,7 +98,8 @@ var _ = Describe("The operator's admission policy", Ordered, func() {
 
 	It("comes back when it is deleted, and its binding when it is changed by hand", func() {
 		p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
-		Expect(k8s.Get(suiteCtx, policyKey, p)).To(Succeed())
+		// The manager applies the policy once it has started.
+		Eventually(func() error { return k8s.Get(suiteCtx, policyKey, p) }).Should(Succeed())
 		Expect(k8s.Delete(suiteCtx, p)).To(Succeed())
 		Eventually(func(g Gomega) {
 			again := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -107,7 +108,7 @@ var _ = Describe("The operator's admission policy", Ordered, func() {
 		}).Should(Succeed())
 
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		Expect(k8s.Get(suiteCtx, policyKey, b)).To(Succeed())
+		Eventually(func() error { return k8s.Get(suiteCtx, policyKey, b) }).Should(Succeed())
 		b.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}
 		Expect(k8s.Update(suiteCtx, b, client.FieldOwner("kubectl-edit"))).To(Succeed())
 		Eventually(func(g Gomega) {
