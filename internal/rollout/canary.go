@@ -1,0 +1,296 @@
+package rollout
+
+import (
+	"fmt"
+	"time"
+)
+
+// The canary step machine of docs/design/canary.md. It decides, from the recorded canary and
+// stored facts, the canary record to store next; the children (the canary Deployment's
+// replicas, the route's weights, the stable Deployment's template) are built from the record
+// alone, so that what the cluster is told always follows what was recorded first.
+
+// CanaryStep is one step of a canary: a weight, or a pause.
+type CanaryStep struct {
+	// Weight, above 0, is the percentage of requests the step sends to the canary.
+	Weight int32
+	// Pause, for a step without a weight, is how long the step waits; zero waits until the
+	// user resumes or promotes.
+	Pause time.Duration
+}
+
+// CanaryPhase is where a canary is.
+type CanaryPhase string
+
+const (
+	// CanaryProgressing: the steps advance.
+	CanaryProgressing CanaryPhase = "Progressing"
+	// CanaryPaused: the canary waits for the user (a pause step without a duration, or a
+	// pause the user asked for); its weight and analysis stay.
+	CanaryPaused CanaryPhase = "Paused"
+	// CanaryPromoting: every step passed (or the user promoted): the canary takes every
+	// request, then the stable Deployment moves to its template.
+	CanaryPromoting CanaryPhase = "Promoting"
+	// CanaryFinishing: the stable Deployment completed the canary's template and takes every
+	// request again; the canary is scaled to zero once its weight of 0 is in force.
+	CanaryFinishing CanaryPhase = "Finishing"
+	// CanaryAborted: a check failed or the user aborted; every request goes to the stable
+	// template and the canary has no pod. It is held like a rollback: until the spec's
+	// template or the reconcile request changes.
+	CanaryAborted CanaryPhase = "Aborted"
+)
+
+// Reasons a canary is aborted for, beside a Failure's reason (the canary's pods failing as the
+// auto-pilot recognises, or the canary Deployment's progress deadline, which is the canary's
+// deadline to become available).
+const (
+	// ReasonCanaryAnalysisFailed: a metric check failed more often than its limit allows, or
+	// could not be evaluated under a policy that aborts.
+	ReasonCanaryAnalysisFailed = "CanaryAnalysisFailed"
+	// ReasonCanaryAbortedByUser: the user asked for an abort.
+	ReasonCanaryAbortedByUser = "CanaryAbortedByUser"
+)
+
+// CanaryRecord is the canary as recorded in the MyApp's status; the children are built from it.
+type CanaryRecord struct {
+	// Template is the pod-template-hash digest of the template under test (Spec.Template's
+	// terms); Stable is the template the stable Deployment keeps until promotion (the
+	// readyTemplate when the canary started).
+	Template, Stable string
+	// Request is the reconcile request the canary runs under: a new one restarts an aborted
+	// canary.
+	Request string
+	// Step is the index of the current step; len(steps) once every step passed.
+	Step int32
+	// Weight is the percentage of requests the canary is to receive.
+	Weight int32
+	// StepStarted is when the current step (or phase) began.
+	StepStarted time.Time
+	// Phase is where the canary is.
+	Phase CanaryPhase
+	// Control is the last manual control acted on (its digest), so that one annotation acts once.
+	Control string
+	// Reason and Message say why an aborted canary was aborted, naming the step and the check.
+	Reason, Message string
+}
+
+// CanaryControl is a manual control: the value of the control annotation.
+type CanaryControl string
+
+const (
+	// ControlPromote skips the remaining steps.
+	ControlPromote CanaryControl = "promote"
+	// ControlAbort aborts the canary.
+	ControlAbort CanaryControl = "abort"
+	// ControlPause pauses the steps.
+	ControlPause CanaryControl = "pause"
+	// ControlResume resumes paused steps, past a pause step without a duration.
+	ControlResume CanaryControl = "resume"
+)
+
+// AnalysisOutcome is what the metric checks say of the canary so far.
+type AnalysisOutcome int
+
+const (
+	// AnalysisPassing: no check failed beyond its limit.
+	AnalysisPassing AnalysisOutcome = iota
+	// AnalysisFailed: a check failed beyond its limit, or could not be evaluated under a
+	// policy that aborts.
+	AnalysisFailed
+	// AnalysisInconclusive: a check could not be evaluated under a policy that waits: the
+	// steps do not advance until it can be, and the status says so. It is never a pass.
+	AnalysisInconclusive
+)
+
+// CanaryFacts is what the step machine reads.
+type CanaryFacts struct {
+	// Spec is what the MyApp's spec asks.
+	Spec Spec
+	// Steps are the spec's canary steps; none means the MyApp asks for no canary.
+	Steps []CanaryStep
+	// ReadyTemplate is status.readyTemplate: the template that serves.
+	ReadyTemplate string
+	// Record is the canary recorded in the status, or nil.
+	Record *CanaryRecord
+	// Control is the manual control annotation's value and Token a digest of it with the
+	// generation it was set at, "" when there is none.
+	Control CanaryControl
+	Token   string
+	// CanaryReady says that the canary Deployment observed Record.Template and runs the pods
+	// Record.Weight asks for, available.
+	CanaryReady bool
+	// CanaryFailure is the canary Deployment's failure once due, by Judge's rules (its pods'
+	// problems past the grace, or its progress deadline, which carries the canary's deadline
+	// to become available), or nil.
+	CanaryFailure *Failure
+	// WeightInForce says that the route carries Record.Weight and the Gateway's own controller
+	// accepted it; without a Gateway, that CanaryReady holds.
+	WeightInForce bool
+	// StableCompleted says that the stable Deployment completed Record.Template.
+	StableCompleted bool
+	// Analysis is the metric checks' outcome for the record's template, and AnalysisMessage
+	// names the check and its last value.
+	Analysis        AnalysisOutcome
+	AnalysisMessage string
+	// Now is the clock at this look.
+	Now time.Time
+}
+
+// Canary is the canary record to store next: nil when no canary runs (none is asked for, the
+// spec asks for the template that serves, or a canary finished), the record unchanged when
+// nothing is to change. The caller stores a changed record before it acts on it, and builds
+// the children from the stored record only.
+//
+// A canary compares a new template with one that serves: it starts when the spec asks for a
+// template other than readyTemplate and readyTemplate exists (a first release has nothing
+// stable to keep serving and rolls out as today). A new template mid-canary starts it again at
+// its first step; a return to readyTemplate, or removing the steps, ends it (the stable
+// Deployment then does what the spec says, as without a canary). An aborted canary holds, as a
+// rollback does, until the spec's template or the reconcile request changes.
+func Canary(f CanaryFacts) *CanaryRecord {
+	rec := f.Record
+	// A promotion makes the canary's template readyTemplate before the canary ends: the stable
+	// Deployment completes it, then takes every request back.
+	promoted := rec != nil && rec.Template == f.Spec.Template && (rec.Phase == CanaryPromoting || rec.Phase == CanaryFinishing)
+	switch {
+	case f.Spec.Template == "":
+		// The spec's template is unknown: nothing advances, as with a held rollback; a canary
+		// whose pods or checks fail still stops taking requests.
+		if rec == nil || rec.Phase == CanaryAborted || rec.Phase == CanaryFinishing {
+			return rec
+		}
+		if failed := checked(*rec, f); failed != nil {
+			return failed
+		}
+		return rec
+	case len(f.Steps) == 0:
+		return nil
+	case !promoted && (f.ReadyTemplate == "" || f.Spec.Template == f.ReadyTemplate):
+		return nil
+	case rec == nil || f.Spec.Template != rec.Template:
+		return start(f)
+	case rec.Phase == CanaryAborted && f.Spec.Request != rec.Request:
+		return start(f)
+	case rec.Phase == CanaryAborted:
+		return rec
+	case rec.Phase == CanaryFinishing:
+		if f.WeightInForce {
+			return nil
+		}
+		return rec
+	}
+	next := *rec
+	if f.Token != "" && f.Token != rec.Control {
+		next.Control = f.Token
+		if f.Control == ControlAbort {
+			return abort(next, f, ReasonCanaryAbortedByUser, "aborted by the user")
+		}
+		control(&next, f)
+	}
+	if failed := checked(next, f); failed != nil {
+		return failed
+	}
+	if f.Analysis != AnalysisInconclusive {
+		// Nothing advances on a check that cannot be evaluated.
+		advance(&next, f)
+	}
+	if next == *rec {
+		return rec
+	}
+	return &next
+}
+
+// control carries out a manual control other than an abort.
+func control(next *CanaryRecord, f CanaryFacts) {
+	switch f.Control {
+	case ControlPromote:
+		if next.Phase != CanaryPromoting {
+			next.Phase, next.StepStarted = CanaryPromoting, f.Now
+		}
+	case ControlPause:
+		if next.Phase == CanaryProgressing {
+			next.Phase = CanaryPaused
+		}
+	case ControlResume:
+		if next.Phase == CanaryPaused {
+			next.Phase = CanaryProgressing
+			if s := int(next.Step); s < len(f.Steps) && f.Steps[s].Weight == 0 && f.Steps[s].Pause == 0 {
+				next.Step, next.StepStarted = next.Step+1, f.Now
+			}
+		}
+	}
+}
+
+// checked is next aborted when the canary's pods or its checks failed, nil otherwise.
+func checked(next CanaryRecord, f CanaryFacts) *CanaryRecord {
+	switch {
+	case f.CanaryFailure != nil:
+		return abort(next, f, f.CanaryFailure.Reason, failureMessage(f.CanaryFailure))
+	case f.Analysis == AnalysisFailed:
+		return abort(next, f, ReasonCanaryAnalysisFailed, f.AnalysisMessage)
+	}
+	return nil
+}
+
+// failureMessage names the canary's failure and, for a pod problem, the pod and container.
+func failureMessage(fail *Failure) string {
+	if p := fail.Problem; p != nil {
+		return fmt.Sprintf("the canary's pods fail: %s (pod %s, container %s): %s", fail.Reason, p.Pod, p.Container, p.Message)
+	}
+	return "the canary's pods fail: " + fail.Reason
+}
+
+// start is a canary of the spec's template at its first step, the stable Deployment keeping
+// readyTemplate.
+func start(f CanaryFacts) *CanaryRecord {
+	return &CanaryRecord{
+		Template: f.Spec.Template, Stable: f.ReadyTemplate, Request: f.Spec.Request,
+		Phase: CanaryProgressing, StepStarted: f.Now, Control: f.Token,
+	}
+}
+
+// abort ends next with every request on the stable template and the canary without pods.
+func abort(next CanaryRecord, f CanaryFacts, reason, message string) *CanaryRecord {
+	next.Phase, next.Weight, next.StepStarted = CanaryAborted, 0, f.Now
+	next.Reason = reason
+	next.Message = fmt.Sprintf("step %d of %d: %s", min(int(next.Step)+1, len(f.Steps)), len(f.Steps), message)
+	return &next
+}
+
+// advance moves next on as far as the facts allow in this look: one transition, since every
+// transition is recorded before the children follow it.
+func advance(next *CanaryRecord, f CanaryFacts) {
+	switch next.Phase {
+	case CanaryProgressing:
+		s := int(next.Step)
+		if s >= len(f.Steps) {
+			next.Phase, next.StepStarted = CanaryPromoting, f.Now
+			return
+		}
+		step := f.Steps[s]
+		switch {
+		case step.Weight > 0 && next.Weight != step.Weight:
+			// The weight moves only once the canary's pods for the current weight serve.
+			if f.CanaryReady {
+				next.Weight = step.Weight
+			}
+		case step.Weight > 0:
+			if f.WeightInForce && f.CanaryReady {
+				next.Step, next.StepStarted = next.Step+1, f.Now
+			}
+		case step.Pause == 0:
+			next.Phase = CanaryPaused
+		case f.Now.Sub(next.StepStarted) >= step.Pause:
+			next.Step, next.StepStarted = next.Step+1, f.Now
+		}
+	case CanaryPromoting:
+		switch {
+		case next.Weight != 100:
+			if f.CanaryReady {
+				next.Weight = 100
+			}
+		case f.WeightInForce && f.StableCompleted:
+			next.Phase, next.Weight, next.StepStarted = CanaryFinishing, 0, f.Now
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package rollout
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+func TestCanary(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	steps := []CanaryStep{{Weight: 5}, {Pause: 2 * time.Minute}, {Weight: 50}, {}}
+	rec := func(step, weight int32, phase CanaryPhase, startedAgo time.Duration) *CanaryRecord {
+		return &CanaryRecord{Template: "v2", Stable: "v1", Step: step, Weight: weight, Phase: phase, StepStarted: now.Add(-startedAgo)}
+	}
+	with := func(r *CanaryRecord, edit func(*CanaryRecord)) *CanaryRecord { c := *r; edit(&c); return &c }
+	facts := func(edit func(*CanaryFacts)) CanaryFacts {
+		f := CanaryFacts{Spec: Spec{Template: "v2", AutoRollback: true}, Steps: steps, ReadyTemplate: "v1", Now: now}
+		edit(&f)
+		return f
+	}
+	crash := &Failure{Reason: ReasonCrashLoopBackOff, Problem: &Problem{Pod: "web-canary-x", Container: "app", Reason: "CrashLoopBackOff", Message: "back-off 10s"}}
+	for _, tc := range []struct {
+		name  string
+		facts CanaryFacts
+		want  *CanaryRecord
+	}{
+		{"no steps: no canary", facts(func(f *CanaryFacts) { f.Steps = nil }), nil},
+		{"a first release has nothing stable: no canary", facts(func(f *CanaryFacts) { f.ReadyTemplate = "" }), nil},
+		{"the spec asks for what serves: no canary", facts(func(f *CanaryFacts) { f.Spec.Template = "v1" }), nil},
+		{"a new template starts at its first step with no weight", facts(func(f *CanaryFacts) {}),
+			&CanaryRecord{Template: "v2", Stable: "v1", Phase: CanaryProgressing, StepStarted: now}},
+		{"the spec's template unknown: the record stays", facts(func(f *CanaryFacts) {
+			f.Spec.Template, f.Record = "", rec(2, 5, CanaryProgressing, time.Hour)
+			f.CanaryReady, f.WeightInForce = true, true
+		}), rec(2, 5, CanaryProgressing, time.Hour)},
+		{"the spec's template unknown: failing pods still abort", facts(func(f *CanaryFacts) {
+			f.Spec.Template, f.Record, f.CanaryFailure = "", rec(2, 50, CanaryProgressing, time.Hour), &Failure{Reason: examplev1.ReasonProgressDeadlineExceeded}
+		}), with(rec(2, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+			r.Reason, r.Message = examplev1.ReasonProgressDeadlineExceeded, "step 3 of 4: the canary's pods fail: ProgressDeadlineExceeded"
+		})},
+		{"a weight waits for the canary's pods", facts(func(f *CanaryFacts) { f.Record = rec(0, 0, CanaryProgressing, time.Second) }),
+			rec(0, 0, CanaryProgressing, time.Second)},
+		{"a weight is recorded once the canary's pods serve", facts(func(f *CanaryFacts) { f.Record = rec(0, 0, CanaryProgressing, time.Second); f.CanaryReady = true }),
+			rec(0, 5, CanaryProgressing, time.Second)},
+		{"a recorded weight not yet in force waits", facts(func(f *CanaryFacts) { f.Record = rec(0, 5, CanaryProgressing, time.Second); f.CanaryReady = true }),
+			rec(0, 5, CanaryProgressing, time.Second)},
+		{"a weight in force passes its step", facts(func(f *CanaryFacts) {
+			f.Record = rec(0, 5, CanaryProgressing, time.Second)
+			f.CanaryReady, f.WeightInForce = true, true
+		}), rec(1, 5, CanaryProgressing, 0)},
+		{"a pause waits its duration", facts(func(f *CanaryFacts) { f.Record = rec(1, 5, CanaryProgressing, time.Minute); f.CanaryReady = true }),
+			rec(1, 5, CanaryProgressing, time.Minute)},
+		{"a pause passes after its duration", facts(func(f *CanaryFacts) { f.Record = rec(1, 5, CanaryProgressing, 2*time.Minute); f.CanaryReady = true }),
+			rec(2, 5, CanaryProgressing, 0)},
+		{"a pause without a duration waits for the user", facts(func(f *CanaryFacts) { f.Record = rec(3, 50, CanaryProgressing, time.Minute) }),
+			rec(3, 50, CanaryPaused, time.Minute)},
+		{"resume passes a pause without a duration", facts(func(f *CanaryFacts) {
+			f.Record = rec(3, 50, CanaryPaused, time.Minute)
+			f.Control, f.Token = ControlResume, "r1"
+		}), with(rec(4, 50, CanaryPromoting, 0), func(r *CanaryRecord) { r.Control = "r1" })},
+		{"a control acted on does not act again", facts(func(f *CanaryFacts) {
+			f.Record = with(rec(3, 50, CanaryPaused, time.Minute), func(r *CanaryRecord) { r.Control = "r1" })
+			f.Control, f.Token = ControlResume, "r1"
+		}), with(rec(3, 50, CanaryPaused, time.Minute), func(r *CanaryRecord) { r.Control = "r1" })},
+		{"pause stops the steps", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryProgressing, time.Hour)
+			f.Control, f.Token = ControlPause, "p1"
+		}), with(rec(1, 5, CanaryPaused, time.Hour), func(r *CanaryRecord) { r.Control = "p1" })},
+		{"resume continues a timed pause where it was", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryPaused, time.Minute)
+			f.Control, f.Token = ControlResume, "r2"
+		}), with(rec(1, 5, CanaryProgressing, time.Minute), func(r *CanaryRecord) { r.Control = "r2" })},
+		{"every step passed: promoting", facts(func(f *CanaryFacts) { f.Record = rec(4, 50, CanaryProgressing, time.Second) }),
+			rec(4, 50, CanaryPromoting, 0)},
+		{"promote skips the rest", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryProgressing, time.Second)
+			f.Control, f.Token = ControlPromote, "go"
+		}), with(rec(1, 5, CanaryPromoting, 0), func(r *CanaryRecord) { r.Control = "go" })},
+		{"promoting: every request to the canary once it runs the stable's pods", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 50, CanaryPromoting, time.Second)
+			f.CanaryReady = true
+		}), rec(4, 100, CanaryPromoting, time.Second)},
+		{"promoting: waits for the stable Deployment to complete the template", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.CanaryReady, f.WeightInForce = true, true
+		}), rec(4, 100, CanaryPromoting, time.Second)},
+		{"promoted: every request back to the stable Deployment, now on the template", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.ReadyTemplate = "v2"
+			f.CanaryReady, f.WeightInForce, f.StableCompleted = true, true, true
+		}), rec(4, 0, CanaryFinishing, 0)},
+		{"finishing waits for its weight of 0 in force", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 0, CanaryFinishing, time.Second)
+			f.ReadyTemplate = "v2"
+		}), rec(4, 0, CanaryFinishing, time.Second)},
+		{"finished", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 0, CanaryFinishing, time.Second)
+			f.ReadyTemplate, f.WeightInForce = "v2", true
+		}), nil},
+		{"the canary's pods failing abort it", facts(func(f *CanaryFacts) { f.Record = rec(2, 50, CanaryProgressing, time.Second); f.CanaryFailure = crash }),
+			with(rec(2, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+				r.Reason = ReasonCrashLoopBackOff
+				r.Message = "step 3 of 4: the canary's pods fail: CrashLoopBackOff (pod web-canary-x, container app): back-off 10s"
+			})},
+		{"a failed check aborts, also while promoting", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.Analysis, f.AnalysisMessage = AnalysisFailed, `check "success-rate": 0.93, not >= 0.99 (2 of 1 failures allowed)`
+		}), with(rec(4, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+			r.Reason = ReasonCanaryAnalysisFailed
+			r.Message = `step 4 of 4: check "success-rate": 0.93, not >= 0.99 (2 of 1 failures allowed)`
+		})},
+		{"a check that cannot be evaluated advances nothing", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryProgressing, time.Hour)
+			f.Analysis = AnalysisInconclusive
+		}), rec(1, 5, CanaryProgressing, time.Hour)},
+		{"abort by the user", facts(func(f *CanaryFacts) {
+			f.Record = rec(3, 50, CanaryPaused, time.Second)
+			f.Control, f.Token = ControlAbort, "stop"
+		}), with(rec(3, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+			r.Control, r.Reason, r.Message = "stop", ReasonCanaryAbortedByUser, "step 4 of 4: aborted by the user"
+		})},
+		{"an aborted canary holds", facts(func(f *CanaryFacts) {
+			f.Record = rec(2, 0, CanaryAborted, time.Hour)
+			f.CanaryReady, f.WeightInForce = true, true
+			f.Control, f.Token = ControlResume, "again"
+		}), rec(2, 0, CanaryAborted, time.Hour)},
+		{"a new reconcile request starts an aborted canary again", facts(func(f *CanaryFacts) {
+			f.Record = rec(2, 0, CanaryAborted, time.Hour)
+			f.Spec.Request = "retry"
+		}), &CanaryRecord{Template: "v2", Stable: "v1", Request: "retry", Phase: CanaryProgressing, StepStarted: now}},
+		{"a new template mid-canary starts again at the first step", facts(func(f *CanaryFacts) {
+			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
+			f.Spec.Template = "v3"
+		}), &CanaryRecord{Template: "v3", Stable: "v1", Phase: CanaryProgressing, StepStarted: now}},
+		{"back to the template that serves: the canary ends", facts(func(f *CanaryFacts) {
+			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
+			f.Spec.Template = "v1"
+		}), nil},
+		{"the steps removed: the canary ends", facts(func(f *CanaryFacts) {
+			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
+			f.Steps = nil
+		}), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Canary(tc.facts)
+			switch {
+			case tc.want == nil && got != nil:
+				t.Fatalf("got %+v, want no canary", *got)
+			case tc.want != nil && got == nil:
+				t.Fatalf("got no canary, want %+v", *tc.want)
+			case tc.want != nil && *got != *tc.want:
+				t.Fatalf("got  %+v\nwant %+v", *got, *tc.want)
+			}
+			if tc.facts.Record != nil && got != nil && *got == *tc.facts.Record && got != tc.facts.Record {
+				t.Errorf("an unchanged record is returned as a copy: the caller could not tell there is nothing to store")
+			}
+		})
+	}
+}
+
+// TestCanaryRandomLooks drives the step machine through random facts and checks what must hold
+// of every record it asks to store, whatever the order of events.
+func TestCanaryRandomLooks(t *testing.T) {
+	for seed := range uint64(2000) {
+		r := rand.New(rand.NewPCG(seed, 41))
+		now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+		steps := make([]CanaryStep, 1+r.IntN(5))
+		w := int32(0)
+		for i := range steps {
+			if r.IntN(2) == 0 && w < 100 {
+				w += 1 + int32(r.IntN(int(100-w)))
+				steps[i].Weight = w
+			} else if r.IntN(2) == 0 {
+				steps[i].Pause = time.Duration(r.IntN(3)) * time.Minute
+			}
+		}
+		var rec *CanaryRecord
+		ready := "v1"
+		for look := range 60 {
+			now = now.Add(time.Duration(r.IntN(90)) * time.Second)
+			f := CanaryFacts{Spec: Spec{Template: []string{"v2", "v2", "v2", "v3", "v1", ""}[r.IntN(6)], Request: []string{"", "", "again"}[r.IntN(3)]},
+				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
+				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableCompleted: r.IntN(4) == 0,
+				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
+			if r.IntN(10) == 0 {
+				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
+				f.Token = string(f.Control) + string(rune('a'+look))
+			}
+			if r.IntN(20) == 0 {
+				f.CanaryFailure = &Failure{Reason: examplev1.ReasonImagePullBackOff}
+			}
+			next := Canary(f)
+			if broken := canaryBroken(steps, rec, f, next); broken != "" {
+				t.Fatalf("seed %d look %d: %s (facts %+v)", seed, look, broken, f)
+			}
+			if next != nil && next.Phase == CanaryFinishing && f.WeightInForce && f.StableCompleted {
+				ready = next.Template
+			}
+			rec = next
+		}
+	}
+}
+
+// canaryBroken names the rule the record next breaks, "" when it breaks none.
+func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
+	if next == nil {
+		return ""
+	}
+	switch {
+	case next.Weight < 0 || next.Weight > 100:
+		return fmt.Sprintf("weight %d", next.Weight)
+	case next.Phase == CanaryAborted && next.Weight != 0:
+		return fmt.Sprintf("an aborted canary keeps weight %d", next.Weight)
+	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed) && next.Weight != 0 && next.Phase != CanaryFinishing:
+		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
+	case next.Template == next.Stable:
+		return fmt.Sprintf("a canary of the stable template %q", next.Template)
+	case next.Phase == CanaryAborted && (next.Reason == "" || !strings.HasPrefix(next.Message, "step ")):
+		return fmt.Sprintf("an abort without its reason or step: %+v", *next)
+	case rec != nil && next.Template == rec.Template && next.Phase != CanaryAborted && next.Weight > rec.Weight &&
+		next.Weight != 100 && !weightOfAStep(steps, next.Weight):
+		return fmt.Sprintf("weight %d is no step's", next.Weight)
+	case rec != nil && next.Weight > rec.Weight && !f.CanaryReady:
+		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
+	}
+	return ""
+}
+
+func weightOfAStep(steps []CanaryStep, w int32) bool {
+	for _, s := range steps {
+		if s.Weight == w {
+			return true
+		}
+	}
+	return false
+}
