@@ -12,7 +12,11 @@ set -euo pipefail
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 mod=github.com/traefik/traefik/v3
+# go list -m names the module's folder only once it is in the module cache: a new machine has
+# not downloaded it yet.
+go mod download "$mod"
 src=$(go list -m -f '{{.Dir}}' "$mod")
+[ -n "$src" ] && [ -d "$src" ] || { echo "trim.sh: $mod is not in the module cache after go mod download" >&2; exit 1; }
 rm -rf "$out" && mkdir -p "$out/traefik"
 cp -r "$src"/go.mod "$src"/go.sum "$src"/cmd "$src"/pkg "$src"/internal "$src"/webui "$out/traefik/"
 chmod -R u+w "$out/traefik"
