@@ -38,6 +38,7 @@ table=(
 	# The rollout decision (internal/controller/rollback_decision_test.go), one story each:
 	"judge-unobserved|"        # does not roll back the user's fix ... while the deployment controller has not observed it (no target that never served)
 	"fail-unobserved|"         # does not roll back the user's fix ... while the deployment controller has not observed it
+	"current-template-unchecked|" # does not roll back the user's fix ... (observed before the fix's ReplicaSet exists)
 	"complete-at-zero|"        # takes a template rolled out at zero replicas for no target
 	"complete-by-counts-only|" # never rolls back a release that completed while no reconcile looked
 	"grace-from-creation|"     # counts the grace from the first sighting of a problem
@@ -48,6 +49,7 @@ table=(
 	"target-intent-only|"      # keeps a rollback 0.4.0 held across the upgrade
 	"orphans-requeue|"         # does not requeue a MyApp without its Deployment for the problem pods of a Deployment it lost
 	"volume-behind-old-pods|"  # names a ConfigMap a volume of the new template takes and that does not exist
+	"kept-template-unjudged|"  # rolls back for a missing ConfigMap also a MyApp that rolls out on config changes
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "

@@ -203,10 +203,10 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	if found, err := r.cachedChild(ctx, app, app.Name, cached); err != nil || !found {
 		cached = nil
 	}
-	files, hashes, inputsRead, specKnown := r.templateInputs(ctx, app, out, obs, cached)
+	files, hashes, inputsRead, kept := r.templateInputs(ctx, app, out, obs, cached)
 	deployment, err := r.deploymentIntent(app, phase == migrationReplacing, cached, hashes)
 	out.add(r, app, obs, err)
-	p, err := r.rolloutBefore(ctx, app, cached, deployment, specKnown)
+	p, err := r.rolloutBefore(ctx, app, cached, deployment, inputsRead, kept)
 	out.add(r, app, obs, err)
 	obs.ReadyTemplate = app.Status.ReadyTemplate
 	held := false
@@ -324,10 +324,10 @@ func (r *MyAppReconciler) reconcileServedWithout(ctx context.Context, app *examp
 // ConfigMap, which comes before the Deployment that mounts it (a template that mounts a
 // ConfigMap the API server did not take would start pods that cannot run), and the hashes of
 // the ConfigMaps and Secrets the MyApp rolls out on. read is false when any failed (the failure
-// recorded); specKnown is false then, and while a hash is the running one, kept for a missing
-// ConfigMap or Secret: the template the spec asks for is not known.
+// recorded); kept is true while a hash is the running one, kept for a missing ConfigMap or
+// Secret: the template the spec asks for is not known then either.
 func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyApp, out *outcome, obs *status.Observed,
-	cached *appsv1.Deployment) (files *desired.Files, hashes desired.ConfigHashes, read, specKnown bool) {
+	cached *appsv1.Deployment) (files *desired.Files, hashes desired.ConfigHashes, read, kept bool) {
 	files, filesErr := desired.FilesOf(app)
 	read = true
 	if filesErr == nil && files != nil {
@@ -343,7 +343,7 @@ func (r *MyAppReconciler) templateInputs(ctx context.Context, app *examplev1.MyA
 	hashes.Secrets, keptSecrets, err = r.secretHash(ctx, app, cached)
 	out.add(r, app, obs, err)
 	read = read && err == nil
-	return files, hashes, read, read && !keptConfig && !keptSecrets
+	return files, hashes, read, keptConfig || keptSecrets
 }
 
 // deploymentIntent is the Deployment the MyApp wants, carrying the migration mark while

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,13 +78,17 @@ type pilot struct {
 }
 
 // rolloutBefore gathers the facts of the rollout decision from the MyApp and the Deployment as
-// cached (nil when there is none), and the rollback in force. specKnown is false while an
-// input of the spec's template could not be read. With no Deployment in the cache there is no
-// mark to hold from, so the MyApp's status is read from the API server: a rollback recorded a
-// moment ago, that the cache does not show yet, must not recreate the Deployment with the
+// cached (nil when there is none), and the rollback in force. read is false while an input of
+// the spec's template could not be read, kept true while a hash in it is the running one, kept
+// for a missing ConfigMap or Secret: the template the spec asks for is not known then, and a
+// rollback recorded stays in force. With none recorded, the template applied with the kept hash
+// is the one judged: it rolls out (a new image, or a new reference to the missing source), so a
+// failure of its pods is rolled back like any other. With no Deployment in the cache there is
+// no mark to hold from, so the MyApp's status is read from the API server: a rollback recorded
+// a moment ago, that the cache does not show yet, must not recreate the Deployment with the
 // template that failed.
 func (r *MyAppReconciler) rolloutBefore(ctx context.Context, app *examplev1.MyApp, cached *appsv1.Deployment,
-	intent *appsv1ac.DeploymentApplyConfiguration, specKnown bool) (*pilot, error) {
+	intent *appsv1ac.DeploymentApplyConfiguration, read, kept bool) (*pilot, error) {
 	p := &pilot{}
 	if intent != nil && intent.Spec != nil {
 		p.spec = intent.Spec.Template
@@ -107,7 +113,7 @@ func (r *MyAppReconciler) rolloutBefore(ctx context.Context, app *examplev1.MyAp
 		Now:           r.now(),
 		Grace:         r.rolloutFailureGrace(),
 	}
-	if specKnown && p.spec != nil {
+	if read && !kept && p.spec != nil {
 		p.facts.Spec.Template = templateDigest(p.spec)
 	}
 	if cached != nil && r.pods != nil && r.replicaSetsSynced(ctx) {
@@ -115,12 +121,15 @@ func (r *MyAppReconciler) rolloutBefore(ctx context.Context, app *examplev1.MyAp
 		if err != nil {
 			return p, err
 		}
-		p.facts.Deployment = deploymentFacts(cached, ownedSets(sets, cached), "")
+		p.facts.Deployment = deploymentFacts(cached, ownedSets(sets, cached), "", "")
 	}
 	if err := r.targetFacts(ctx, app, &p.facts); err != nil {
 		return p, err
 	}
 	p.held = rollout.Held(p.facts)
+	if read && kept && p.spec != nil && p.held == nil {
+		p.facts.Spec.Template = templateDigest(p.spec)
+	}
 	return p, nil
 }
 
@@ -247,7 +256,7 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		return 0, err
 	}
 	f := p.facts
-	f.Deployment = deploymentFacts(d, ownedSets(sets, d), p.applied)
+	f.Deployment = deploymentFacts(d, ownedSets(sets, d), p.applied, "")
 	if f.Deployment.Current == "" && d.Annotations[revisionAnnotation] != "" {
 		// The current template's ReplicaSet is not in the cache yet: the Deployment's next
 		// status write usually brings the news; this is the net beneath.
@@ -377,12 +386,58 @@ func (r *MyAppReconciler) readLatest(ctx context.Context, app *examplev1.MyApp, 
 		return nil, nil, fmt.Errorf("listing the ReplicaSets of %s: %w", app.Name, err)
 	}
 	j := *seen
-	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], ownedSets(list.Items, seenD))
+	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], "", ownedSets(list.Items, seenD))
 	if !found || !metav1.IsControlledBy(d, app) {
 		return nil, &j, nil
 	}
-	l := deploymentFacts(d, ownedSets(list.Items, d), applied)
+	sets := ownedSets(list.Items, d)
+	if err := r.readCurrentTemplate(ctx, d, sets); err != nil {
+		return nil, nil, err
+	}
+	l := deploymentFacts(d, sets, applied, storedTemplateDigest(d.Spec.Template))
 	return l, &j, nil
+}
+
+// readCurrentTemplate reads, from the API server, the ReplicaSet among sets at the
+// Deployment's revision, and notes the digest of its pod template: the deployment controller
+// may have observed the Deployment's generation before it made the ReplicaSet of its template
+// (CurrentTemplate says when), and the metadata the caches hold cannot tell.
+func (r *MyAppReconciler) readCurrentTemplate(ctx context.Context, d *appsv1.Deployment, sets []rollout.ReplicaSet) error {
+	for i := range sets {
+		if sets[i].Revision != d.Annotations[revisionAnnotation] {
+			continue
+		}
+		rs := &appsv1.ReplicaSet{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name + "-" + sets[i].Hash}, rs)
+		switch {
+		case apierrors.IsNotFound(err):
+			// Gone since the list: the next look finds what replaced it.
+			sets[i].Template = "gone"
+		case err != nil:
+			return fmt.Errorf("reading ReplicaSet %s-%s: %w", d.Name, sets[i].Hash, err)
+		default:
+			sets[i].Template = storedTemplateDigest(rs.Spec.Template)
+		}
+	}
+	return nil
+}
+
+// storedTemplateDigest is a digest of a stored pod template without its pod-template-hash label: a
+// ReplicaSet's template is its Deployment's, copied by the deployment controller with that
+// label added (its EqualIgnoreHash compares them the same way). Both are read from the API
+// server, so their encodings agree.
+func storedTemplateDigest(t corev1.PodTemplateSpec) string {
+	t = *t.DeepCopy()
+	delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	if len(t.Labels) == 0 {
+		t.Labels = nil
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return "unencodable"
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }
 
 // rollBack records the verdict's rollback in the MyApp's status, guarded by the MyApp's
@@ -518,14 +573,16 @@ func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *example
 }
 
 // deploymentFacts is what the rollout decision reads of the Deployment d, whose ReplicaSets
-// are sets, and whose template intent after this reconcile's apply is applied ("" unknown).
-func deploymentFacts(d *appsv1.Deployment, sets []rollout.ReplicaSet, applied string) *rollout.Deployment {
+// are sets, and whose template intent after this reconcile's apply is applied ("" unknown);
+// template, when not "", is the digest of d's pod template to compare with the current
+// ReplicaSet's (CurrentTemplate).
+func deploymentFacts(d *appsv1.Deployment, sets []rollout.ReplicaSet, applied, template string) *rollout.Deployment {
 	f := &rollout.Deployment{
 		Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Paused: d.Spec.Paused,
 		Replicas: wantedReplicas(d), StatusReplicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
 		AvailableReplicas: d.Status.AvailableReplicas, Applied: applied, Mark: markOf(d),
 	}
-	f.Current = rollout.CurrentTemplate(d.Annotations[revisionAnnotation], sets)
+	f.Current = rollout.CurrentTemplate(d.Annotations[revisionAnnotation], template, sets)
 	currentName := ""
 	if f.Current != "" {
 		currentName = d.Name + "-" + f.Current

@@ -136,6 +136,16 @@ var _ = Describe("The rollout decision", func() {
 		Expect(rolledBackEvents(Default)).To(BeZero())
 		Expect(myApp(Default).Status.ReadyTemplate).To(Equal(served))
 
+		By("the deployment controller observing the generation before it makes the fix's ReplicaSet, as on a scaling event or with Recreate: still nothing rolled back")
+		// syncDeployment's scaling-event path (replicas changed in the same edit) scales the
+		// ReplicaSets there are and writes observedGeneration; the revision still names the
+		// bad template's ReplicaSet, whose pods fail on.
+		reportRollout(1, 0, 0, "ReplicaSetUpdated")
+		Expect(getDeployment(ns, "web")(Default).Annotations[revisionAnnotation]).To(Equal("2"))
+		setWaiting(pod, "ImagePullBackOff", "back-off pulling image")
+		Consistently(notRolledBack("nginx:1.28"), 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		Expect(rolledBackEvents(Default)).To(BeZero())
+
 		By("the fix rolled out: Ready on it")
 		readyAndCurrent(readyOn())
 	})
@@ -375,10 +385,15 @@ var _ = Describe("The rollout decision", func() {
 	// first pod (wait marks it as the kubelet or the scheduler would) beside the two that
 	// serve; the MyApp names the source (message) within seconds, is rolled back once the
 	// grace has passed, and rolls forward once the source is created and a reconcile requested.
-	missingSource := func(volume examplev1.Volume, wait func(*corev1.Pod), message string, source client.Object) {
+	missingSource := func(volume examplev1.Volume, wait func(*corev1.Pod), message string, source client.Object, edits ...func(*examplev1.MyApp)) {
 		GinkgoHelper()
 		startDecisionManager(managerOptions{grace: 5 * time.Second})
-		app := createMyApp(ns, "web", inDecisionManager)
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			inDecisionManager(a)
+			for _, edit := range edits {
+				edit(a)
+			}
+		})
 		served := readyOn()
 		volumes := func(g Gomega) []corev1.Volume { return getDeployment(ns, "web")(g).Spec.Template.Spec.Volumes }
 
@@ -422,6 +437,16 @@ var _ = Describe("The rollout decision", func() {
 			func(pod *corev1.Pod) { setWaiting(pod, "ContainerCreating", "") },
 			"ConfigMap settings (spec.volumes[0].configMap.name)",
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "production"}})
+	})
+
+	It("rolls back for a missing ConfigMap also a MyApp that rolls out on config changes, whose template keeps its config hash meanwhile", func() {
+		// The template with the hash kept for the missing ConfigMap is the one that rolls out,
+		// and the one judged.
+		missingSource(examplev1.Volume{Name: "settings", ConfigMap: &examplev1.ConfigMapVolumeSource{Name: "settings"}},
+			func(pod *corev1.Pod) { setWaiting(pod, "ContainerCreating", "") },
+			"ConfigMap settings (spec.volumes[0].configMap.name)",
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"mode": "production"}},
+			func(a *examplev1.MyApp) { a.Spec.RolloutOnConfigChange = ptrTo(true) })
 	})
 
 	It("names a PersistentVolumeClaim a volume of the new template takes and that does not exist, and rolls back for it", func() {

@@ -8,13 +8,24 @@ import (
 )
 
 // ReplicaSet is what the decision reads of one of the ReplicaSets the Deployment controls:
-// its pod-template-hash label and its revision annotation (deployment.kubernetes.io/revision).
+// its pod-template-hash label and its revision annotation (deployment.kubernetes.io/revision),
+// and, when the ReplicaSet itself was read (not only its metadata), a digest of its pod
+// template without the pod-template-hash label.
 type ReplicaSet struct {
-	Hash, Revision string
+	Hash, Revision, Template string
 }
 
 // CurrentTemplate is Deployment.Current: the pod-template-hash of the ReplicaSet, among those
 // the Deployment controls (sets), at the Deployment's revision, or "" while it is not known.
+// template is a digest of the Deployment's pod template in ReplicaSet.Template's terms, or ""
+// when the caller compares none.
+//
+// It is not known while the ReplicaSet at the revision was read and carries another template
+// than the Deployment's: the deployment controller can write observedGeneration before it makes
+// the ReplicaSet of a new template. A sync that sees a scaling event (spec.replicas changed with
+// the template in one edit) only scales the existing ReplicaSets, and the Recreate strategy
+// writes the status while the old pods terminate; in both the revision still names the template
+// the Deployment leaves, and its pods are not the spec's.
 //
 // It is not known while a ReplicaSet has a later revision than the Deployment. When a
 // Deployment returns to a template whose ReplicaSet still exists, the deployment controller
@@ -22,7 +33,7 @@ type ReplicaSet struct {
 // the same sync goes on to write observedGeneration, and only the next one moves the
 // Deployment's revision. In between, the Deployment says it observed its generation while its
 // revision names the ReplicaSet it left, whose pods are not the spec's.
-func CurrentTemplate(revision string, sets []ReplicaSet) string {
+func CurrentTemplate(revision, template string, sets []ReplicaSet) string {
 	want, err := strconv.ParseInt(revision, 10, 64)
 	if err != nil || want < 1 {
 		return ""
@@ -32,6 +43,8 @@ func CurrentTemplate(revision string, sets []ReplicaSet) string {
 		switch r, err := strconv.ParseInt(rs.Revision, 10, 64); {
 		case err != nil:
 		case r > want:
+			return ""
+		case r == want && template != "" && rs.Template != "" && rs.Template != template:
 			return ""
 		case r == want:
 			current = rs.Hash

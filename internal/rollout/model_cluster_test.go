@@ -31,11 +31,16 @@ const (
 //     status.updatedReplicas, and otherwise sets it, ReplicaSetUpdated on progress, or
 //     ProgressDeadlineExceeded, which sticks until progress;
 //   - a paused Deployment gets Progressing=Unknown/DeploymentPaused and a status with its
-//     observedGeneration, without a new ReplicaSet.
+//     observedGeneration, without a new ReplicaSet;
+//   - a scaling event (an active ReplicaSet's desired-replicas annotation differs from
+//     spec.replicas) whose template has no ReplicaSet yet only scales the active ReplicaSets and
+//     writes a status with observedGeneration, no ReplicaSet made and the revision unchanged;
+//     the next sync rolls out (isScalingEvent, then sync).
 //
-// Not modelled: proportional scaling of several active ReplicaSets on a scale event (every
-// change takes the rolling path), minReadySeconds, and hash collisions (ReplicaSet names carry
-// the Deployment's uid).
+// Not modelled: the exact proportions of scaling several active ReplicaSets (the newest takes a
+// scale-up, the oldest give up a scale-down first), a scaling event of a template whose
+// ReplicaSet exists (it takes the rolling path), minReadySeconds, and hash collisions
+// (ReplicaSet names carry the Deployment's uid).
 func (w *world) syncDeployment() string {
 	d := w.dep
 	if d == nil {
@@ -55,10 +60,13 @@ func (w *world) syncDeployment() string {
 	if n < 0 && d.paused {
 		return w.syncStatus(-1)
 	}
+	if n < 0 && w.scalingEvent() {
+		return w.scale()
+	}
 	if n < 0 {
 		w.seq++
 		rs := replicaSet{name: fmt.Sprintf("rs%d-%s", d.uid, h), hash: h, owner: d.uid, tmpl: d.tmpl, revision: maxOld + 1, seq: w.seq}
-		rs.replicas = w.scaleUpTo(rs)
+		rs.replicas, rs.desired = w.scaleUpTo(rs), d.replicas
 		w.sets = append(w.sets, rs)
 		w.saveSets()
 		d.revision = rs.revision
@@ -86,6 +94,49 @@ func (w *world) syncDeployment() string {
 	name := w.sets[n].name
 	what += w.rollingUpdate(n) // may prune ReplicaSets: n moves
 	return what + w.syncRolloutStatus(slices.IndexFunc(w.sets, func(rs replicaSet) bool { return rs.name == name }))
+}
+
+// scalingEvent is isScalingEvent: an active ReplicaSet of the Deployment was last scaled for
+// other replicas than the Deployment's.
+func (w *world) scalingEvent() bool {
+	for _, rs := range w.sets {
+		if rs.owner == w.dep.uid && rs.replicas > 0 && rs.desired != w.dep.replicas {
+			return true
+		}
+	}
+	return false
+}
+
+// scale is sync on a scaling event: the active ReplicaSets take the Deployment's replicas (the
+// newest takes a scale-up, the oldest give up a scale-down first), then the status is written
+// with observedGeneration and no new ReplicaSet; the template waits for the next sync.
+func (w *world) scale() string {
+	d := w.dep
+	var active []int
+	var total int32
+	for i, rs := range w.sets {
+		if rs.owner == d.uid && rs.replicas > 0 {
+			active = append(active, i)
+			total += rs.replicas
+		}
+	}
+	slices.SortFunc(active, func(a, b int) int { return cmp.Compare(w.sets[a].seq, w.sets[b].seq) })
+	if diff := d.replicas - total; diff > 0 {
+		w.sets[active[len(active)-1]].replicas += diff
+	} else {
+		for _, i := range active {
+			down := min(w.sets[i].replicas, -diff)
+			w.sets[i].replicas, diff = w.sets[i].replicas-down, diff+down
+		}
+	}
+	for _, i := range active {
+		w.sets[i].desired = d.replicas
+	}
+	w.saveSets()
+	w.truth.stats.scalingEvents++
+	w.dep.status = w.calculateStatus(-1)
+	w.saveDeployment()
+	return fmt.Sprintf("scaling event: the active ReplicaSets scaled to %d, observedGeneration %d, no ReplicaSet of the new template yet", d.replicas, d.generation)
 }
 
 // checkPausedConditions sets Progressing to DeploymentPaused or DeploymentResumed, unless the
@@ -133,7 +184,7 @@ func (w *world) rollingUpdate(n int) string {
 	newRS := &w.sets[n]
 	if up := w.scaleUpTo(*newRS); up != newRS.replicas {
 		from := newRS.replicas
-		newRS.replicas = up
+		newRS.replicas, newRS.desired = up, d.replicas
 		w.saveSets()
 		return fmt.Sprintf("scaled %s %d→%d; ", newRS.hash, from, up)
 	}
@@ -157,7 +208,7 @@ func (w *world) rollingUpdate(n int) string {
 			rs := &w.sets[i]
 			if unhealthy := rs.replicas - rs.statusAvailable; budget > 0 && unhealthy > 0 {
 				down := min(budget, unhealthy)
-				rs.replicas, budget, scaled = rs.replicas-down, budget-down, scaled+down
+				rs.replicas, rs.desired, budget, scaled = rs.replicas-down, d.replicas, budget-down, scaled+down
 			}
 		}
 		for _, rs := range w.sets {
@@ -169,7 +220,7 @@ func (w *world) rollingUpdate(n int) string {
 			rs := &w.sets[i]
 			if excess := available - d.replicas; excess > 0 && rs.replicas > 0 {
 				down := min(rs.replicas, excess)
-				rs.replicas, available, scaled = rs.replicas-down, available-down, scaled+down
+				rs.replicas, rs.desired, available, scaled = rs.replicas-down, d.replicas, available-down, scaled+down
 			}
 		}
 		if scaled > 0 {

@@ -66,7 +66,7 @@ type holdKey struct {
 }
 
 type stats struct {
-	rollbacks, readyMoves, restarts, deletions, deletionsHeld, restartsMidLook, completions, cleanLooksDue, cleanLooksReleased int
+	rollbacks, readyMoves, restarts, deletions, deletionsHeld, restartsMidLook, completions, cleanLooksDue, cleanLooksReleased, scalingEvents int
 }
 
 func newTruth() truth {

@@ -115,7 +115,7 @@ func (w *world) reconcile() iter.Seq[string] {
 		}
 		o.sight(pods, now)
 		f := w.lookFacts(app, pods, now)
-		f.Deployment = w.facts(cached, sets, false)
+		f.Deployment = w.facts(cached, sets, false, false)
 		held := Held(f)
 
 		// 2. The Deployment's intent.
@@ -150,7 +150,7 @@ func (w *world) reconcile() iter.Seq[string] {
 		}
 
 		// 3. Judge what the Deployment carries; confirm a verdict that acts.
-		f.Deployment = w.facts(d, sets, applied)
+		f.Deployment = w.facts(d, sets, applied, false)
 		v := Judge(f)
 		judged, acted := d, d // the Deployment readyTemplate's intent and the rollback's guard come from
 		if v.ReadyTemplate != f.ReadyTemplate || v.RollBack != nil {
@@ -162,7 +162,7 @@ func (w *world) reconcile() iter.Seq[string] {
 				return
 			}
 			sets = slices.Clone(w.sets)
-			v = Confirm(f, w.facts(judged, sets, applied), w.facts(latest, sets, applied))
+			v = Confirm(f, w.facts(judged, sets, applied, false), w.facts(latest, sets, applied, true))
 			acted = latest
 		}
 		w.judged(v, applied)
@@ -246,12 +246,12 @@ func (w *world) lookFacts(app myApp, pods []pod, now time.Time) Facts {
 
 // facts is what the decision reads of a Deployment (nil: none), with its ReplicaSets, and
 // the intent it carries when the operator knows its own (known).
-func (w *world) facts(d *deployment, sets []replicaSet, known bool) *Deployment {
+func (w *world) facts(d *deployment, sets []replicaSet, known, read bool) *Deployment {
 	if d == nil {
 		return nil
 	}
 	c := d.status.progressing
-	current := currentTemplate(d, sets)
+	current := currentTemplate(d, sets, read)
 	f := &Deployment{
 		Generation: d.generation, ObservedGeneration: d.status.observedGeneration, Paused: d.paused,
 		Replicas: d.replicas, StatusReplicas: d.status.replicas, UpdatedReplicas: d.status.updated, AvailableReplicas: d.status.available,
@@ -267,15 +267,25 @@ func (w *world) facts(d *deployment, sets []replicaSet, known bool) *Deployment 
 }
 
 // currentTemplate is the hash of the Deployment's current template, as the controller
-// reads it from the Deployment and the ReplicaSets it controls (CurrentTemplate).
-func currentTemplate(d *deployment, sets []replicaSet) string {
+// reads it from the Deployment and the ReplicaSets it controls (CurrentTemplate); read says
+// that the ReplicaSets were read whole from the API server, their templates compared with the
+// Deployment's, as the confirmation does.
+func currentTemplate(d *deployment, sets []replicaSet, read bool) string {
 	var mine []ReplicaSet
+	template := ""
+	if read {
+		template = d.tmpl.hash()
+	}
 	for _, rs := range sets {
 		if rs.owner == d.uid {
-			mine = append(mine, ReplicaSet{Hash: rs.hash, Revision: strconv.FormatInt(rs.revision, 10)})
+			set := ReplicaSet{Hash: rs.hash, Revision: strconv.FormatInt(rs.revision, 10)}
+			if read {
+				set.Template = rs.tmpl.hash()
+			}
+			mine = append(mine, set)
 		}
 	}
-	return CurrentTemplate(strconv.FormatInt(d.revision, 10), mine)
+	return CurrentTemplate(strconv.FormatInt(d.revision, 10), template, mine)
 }
 
 // sight notes the first sighting of each container problem in the pods the cache shows. A

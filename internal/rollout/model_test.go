@@ -262,4 +262,5 @@ func (s *stats) add(o stats) {
 	s.completions += o.completions
 	s.cleanLooksDue += o.cleanLooksDue
 	s.cleanLooksReleased += o.cleanLooksReleased
+	s.scalingEvents += o.scalingEvents
 }

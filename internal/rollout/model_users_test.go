@@ -26,6 +26,7 @@ func (w *world) user() string {
 			return "kubectl rollout resume"
 		case w.inputUnreadable:
 			w.inputUnreadable = false
+			w.bump() // a write of the ConfigMap
 			w.op.queued = true
 			return "fixed the template's ConfigMap"
 		case !a.spec.autoRollback:
@@ -88,7 +89,8 @@ func (w *world) user() string {
 		return fmt.Sprintf("set the Deployment paused %v", w.dep.paused)
 	case 15:
 		// A fix in one edit, while the bad template runs: back to an earlier good version,
-		// and autoRollback on (scenario 1 of issue 40).
+		// and autoRollback on (scenario 1 of issue 40); half the time with new replicas in the
+		// same edit, which the deployment controller takes as a scaling event first.
 		var fixes []version
 		for v, f := range w.fates {
 			if f == good && v != a.spec.version {
@@ -100,10 +102,14 @@ func (w *world) user() string {
 		}
 		slices.Sort(fixes)
 		a.spec.autoRollback = true
+		if w.chance(0.5) {
+			a.spec.replicas = int32(1 + w.rng.IntN(5))
+		}
 		w.epoch++
 		return w.push(fixes[w.rng.IntN(len(fixes))], "fixed: back to a good version, autoRollback on")
 	default:
 		w.inputUnreadable = !w.inputUnreadable
+		w.bump()           // a write of the ConfigMap
 		w.op.queued = true // the ConfigMap's watch
 		return fmt.Sprintf("made the template's ConfigMap unreadable %v", w.inputUnreadable)
 	}

@@ -114,6 +114,7 @@ type replicaSet struct {
 	tmpl                            template
 	revision                        int64
 	replicas                        int32
+	desired                         int32 // deployment.kubernetes.io/desired-replicas: the Deployment's replicas at its last scale
 	statusReplicas, statusAvailable int32
 	seq                             int // creation order
 }
