@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,7 +68,8 @@ type applied[T client.Object] struct {
 // version of the child and intent; r.carried remembers the answer (carried.go).
 //
 // before, when set, runs before an apply over an existing child (the replica hand-over).
-// guarded, when set, applies over the child only at the version read here (staleError).
+// guard, when given, applies over the child only at the version it names, or read here
+// (staleError).
 func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
 	ch *changes, kind childKind[T, AC], cfg AC, before func(existing T) error, guard ...applyGuard) (applied[T], error) {
 	name := ssa.NameOf(cfg)
@@ -108,8 +110,8 @@ func applyChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Cont
 
 	live := kind.newObj()
 	version := ""
-	if exists && len(guard) > 0 && bool(guard[0]) {
-		version = existing.GetResourceVersion()
+	if exists && len(guard) > 0 {
+		version = cmp.Or(guard[0].at, existing.GetResourceVersion())
 	}
 	if err := r.applyOver(ctx, existing, exists, cfg, live, version); err != nil {
 		if version != "" && apierrors.IsConflict(err) {
@@ -161,13 +163,19 @@ func (r *MyAppReconciler) applyOver(ctx context.Context, existing client.Object,
 	return nil
 }
 
-// applyGuard, true, makes applyChild apply only over the version of the child it read.
-type applyGuard bool
+// applyGuard makes applyChild apply over an existing child only at one version of it: the
+// version the decision was made from (at), or, when at is "", the version applyChild reads.
+type applyGuard struct{ at string }
 
 // guarded is the applyGuard of an apply decided from the child as read: the rollout decision's
 // applies of the Deployment, so that one decided from a cache older than the stored Deployment
 // (a rollback another reconcile applied a moment ago) never undoes what it did not see.
-const guarded applyGuard = true
+var guarded = applyGuard{}
+
+// guardedAt is the applyGuard of an apply decided from the child at version: what changed
+// since (a rollout that completed after the decision) refuses the apply, whatever the cache
+// shows by the time of it.
+func guardedAt(version string) applyGuard { return applyGuard{at: version} }
 
 // staleError: a guarded apply met a newer version of the child than the one it was decided
 // from. It is no problem to report: the reconcile looks again once the cache has caught up.

@@ -3,6 +3,7 @@ package controller
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/example/myapp-operator/internal/metrics"
@@ -36,8 +37,13 @@ var _ = Describe("Per-MyApp metrics", func() {
 // labels that tell its series apart (type/status, kind or image). It fails when it cannot
 // gather.
 func seriesOf(g Gomega, ns string) map[string]float64 {
+	return seriesIn(g, suiteMetrics, ns)
+}
+
+// seriesIn is seriesOf in the registry reg.
+func seriesIn(g Gomega, reg prometheus.Gatherer, ns string) map[string]float64 {
 	const name = "web"
-	families, err := suiteMetrics.Gather()
+	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	out := map[string]float64{}
 	for _, f := range families {

@@ -169,7 +169,13 @@ func (r *MyAppReconciler) holdRollback(ctx context.Context, app *examplev1.MyApp
 	}
 	p.heldIntent = target
 	obs.RolledBack, obs.Deployment, obs.DeploymentStale = p.held, d, true
-	applied, err := r.applyTarget(ctx, app, ch, intent, target, p.held)
+	// The hold was decided from d as cached (Held's completedBefore): the apply goes over that
+	// version only.
+	version := ""
+	if d != nil {
+		version = d.ResourceVersion
+	}
+	applied, err := r.applyTarget(ctx, app, ch, intent, target, p.held, guardedAt(version))
 	if err != nil {
 		return true, err
 	}
@@ -220,7 +226,7 @@ func (r *MyAppReconciler) targetIntent(ctx context.Context, app *examplev1.MyApp
 // changed.
 func (r *MyAppReconciler) applyTarget(ctx context.Context, app *examplev1.MyApp, ch *changes,
 	intent *appsv1ac.DeploymentApplyConfiguration, target *corev1ac.PodTemplateSpecApplyConfiguration,
-	rb *examplev1.RollbackStatus) (applied[*appsv1.Deployment], error) {
+	rb *examplev1.RollbackStatus, guard applyGuard) (applied[*appsv1.Deployment], error) {
 	mark, err := json.Marshal(rb)
 	if err != nil {
 		return applied[*appsv1.Deployment]{obj: &appsv1.Deployment{}}, err
@@ -238,7 +244,7 @@ func (r *MyAppReconciler) applyTarget(ctx context.Context, app *examplev1.MyApp,
 			return r.holdReplicas(ctx, app)
 		}
 		return nil
-	}, guarded)
+	}, guard)
 }
 
 // autoPilot judges the rollout the Deployment carries after this reconcile's apply (obs), and
@@ -266,14 +272,15 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		return retry, err
 	}
 	v := rollout.Judge(f)
+	confirmedAt := d.ResourceVersion
 	if v.ReadyTemplate != f.ReadyTemplate || v.RollBack != nil {
 		// A verdict that acts is confirmed on the Deployment and its ReplicaSets as the API
 		// server has them now: the caches lag each by its own.
-		latest, judged, err := r.readLatest(ctx, app, d, f.Deployment, p.applied)
+		latest, judged, version, err := r.readLatest(ctx, app, d, f.Deployment, p.applied)
 		if err != nil {
 			return retry, err
 		}
-		v = rollout.Confirm(f, judged, latest)
+		v, confirmedAt = rollout.Confirm(f, judged, latest), version
 	}
 	if v.Recheck > 0 && (retry == 0 || v.Recheck < retry) {
 		retry = v.Recheck
@@ -292,7 +299,7 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		}
 	}
 	if v.RollBack != nil {
-		return retry, r.rollBack(ctx, app, ch, obs, intent, v, p)
+		return retry, r.rollBack(ctx, app, ch, obs, intent, v, p, confirmedAt)
 	}
 	return retry, nil
 }
@@ -370,32 +377,33 @@ func (r *MyAppReconciler) adoptReady(ctx context.Context, app *examplev1.MyApp, 
 // readLatest reads the Deployment, then its ReplicaSets, from the API server: ReplicaSets read
 // after a Deployment are at least as new as it is. judged is the Deployment the verdict was
 // made on, with its current template from those ReplicaSets; latest is nil when the Deployment
-// is gone.
+// is gone, and version its resourceVersion, which an apply of the confirmed verdict is guarded
+// by.
 func (r *MyAppReconciler) readLatest(ctx context.Context, app *examplev1.MyApp, seenD *appsv1.Deployment, seen *rollout.Deployment,
-	applied string) (latest, judged *rollout.Deployment, err error) {
+	applied string) (latest, judged *rollout.Deployment, version string, err error) {
 	d := &appsv1.Deployment{}
 	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(app), d)
 	found := err == nil
 	if client.IgnoreNotFound(err) != nil {
-		return nil, nil, fmt.Errorf("reading Deployment %s: %w", app.Name, err)
+		return nil, nil, "", fmt.Errorf("reading Deployment %s: %w", app.Name, err)
 	}
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
 	if err := r.APIReader.List(ctx, list, client.InNamespace(app.Namespace),
 		client.MatchingLabels(desired.SelectorLabels(app))); err != nil {
-		return nil, nil, fmt.Errorf("listing the ReplicaSets of %s: %w", app.Name, err)
+		return nil, nil, "", fmt.Errorf("listing the ReplicaSets of %s: %w", app.Name, err)
 	}
 	j := *seen
 	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], "", ownedSets(list.Items, seenD))
 	if !found || !metav1.IsControlledBy(d, app) {
-		return nil, &j, nil
+		return nil, &j, "", nil
 	}
 	sets := ownedSets(list.Items, d)
 	if err := r.readCurrentTemplate(ctx, d, sets); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	l := deploymentFacts(d, sets, applied, storedTemplateDigest(d.Spec.Template))
-	return l, &j, nil
+	return l, &j, d.ResourceVersion, nil
 }
 
 // readCurrentTemplate reads, from the API server, the ReplicaSet among sets at the
@@ -441,11 +449,14 @@ func storedTemplateDigest(t corev1.PodTemplateSpec) string {
 }
 
 // rollBack records the verdict's rollback in the MyApp's status, guarded by the MyApp's
-// resourceVersion, then applies its target with the mark, guarded by the Deployment's: a
-// manager stopped between the two finds the record and holds; a MyApp changed since (a fix
-// pushed) refuses the record, and nothing is applied.
+// resourceVersion, then applies its target with the mark, guarded by the Deployment's version
+// the verdict was confirmed on (confirmedAt): a manager stopped between the two finds the
+// record and holds; a MyApp changed since (a fix pushed) refuses the record, and nothing is
+// applied; a Deployment changed since (its rollout completed) refuses the apply. The rollback
+// counts once recorded: a later reconcile that applies it, after an apply that failed, holds
+// a rollback already made.
 func (r *MyAppReconciler) rollBack(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
-	intent *appsv1ac.DeploymentApplyConfiguration, v rollout.Verdict, p *pilot) error {
+	intent *appsv1ac.DeploymentApplyConfiguration, v rollout.Verdict, p *pilot, confirmedAt string) error {
 	rb := *v.RollBack
 	target, err := r.targetIntent(ctx, app, rb.Template)
 	if err != nil || target == nil {
@@ -465,16 +476,16 @@ func (r *MyAppReconciler) rollBack(ctx context.Context, app *examplev1.MyApp, ch
 	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
 	obs.RolledBack = &rb
 	p.heldIntent = target
-
-	applied, err := r.applyTarget(ctx, app, ch, intent, target, &rb)
-	if err != nil {
-		return err // recorded: the next reconcile holds it
-	}
-	obs.Deployment, obs.DeploymentStale = applied.obj, true
 	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", rb.Reason, "from", rb.FailedTemplate, "to", rb.Template)
 	if r.Metrics != nil {
 		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
 	}
+
+	applied, err := r.applyTarget(ctx, app, ch, intent, target, &rb, guardedAt(confirmedAt))
+	if err != nil {
+		return err // recorded: the next reconcile holds it
+	}
+	obs.Deployment, obs.DeploymentStale = applied.obj, true
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/status"
 	"github.com/example/myapp-operator/internal/testutil"
 )
@@ -333,6 +335,29 @@ var _ = Describe("The rollout decision", func() {
 			g.Expect(myApp(g).Status.RolledBack).To(Equal(rb))
 			g.Expect(rolledBackEvents(g)).To(Equal(1))
 		}, 3*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+	})
+
+	It("counts a rollback once it is recorded, also when its first apply is refused and a later reconcile makes it", func() {
+		registry := prometheus.NewPedanticRegistry()
+		startDecisionManager(managerOptions{metrics: registry})
+		app := createMyApp(ns, "web", inDecisionManager)
+		readyOn()
+		counted := func(g Gomega) map[string]float64 { return seriesIn(g, registry, ns) }
+
+		By("an admission policy refusing every update of the Deployment that carries a rollback's mark")
+		allowMarks := refuseRollbackMarks(ns, "web")
+		setImage(app, "nginx:no-such-tag")
+		setWaiting(createPodOf(ns, "web", startRollout(ns)), "ErrImagePull", "manifest unknown")
+
+		By("recorded, its apply refused: counted once, the Deployment still on the failed template")
+		eventuallyRolledBack(examplev1.ReasonImagePullBackOff)
+		Eventually(counted).Should(HaveKeyWithValue(metrics.RollbacksName, 1.0))
+		Consistently(image, resyncPeriod, 200*time.Millisecond).Should(Equal("nginx:no-such-tag"))
+
+		By("the policy gone: a later reconcile applies the rollback it holds, and counts nothing more")
+		allowMarks()
+		Eventually(image).Should(Equal("nginx:1.27"))
+		Consistently(counted, 2*resyncPeriod, 200*time.Millisecond).Should(HaveKeyWithValue(metrics.RollbacksName, 1.0))
 	})
 
 	It("leaves `kubectl rollout restart` to kubectl while a rollback holds: it applies its own intent for the target", func() {
@@ -651,23 +676,60 @@ func startDecisionManager(opts managerOptions) (stop func()) {
 // that records a rollback, and waits until it does; allow lifts it.
 func refuseRollbackRecords(ns string) (allow func()) {
 	GinkgoHelper()
+	return refuseUpdates(ns, "refuse-rollback-records-"+ns,
+		admissionregistrationv1.Rule{APIGroups: []string{examplev1.GroupVersion.Group},
+			APIVersions: []string{examplev1.GroupVersion.Version}, Resources: []string{"myapps/status"}},
+		"!has(object.status.rolledBack)", func() error {
+			// A MyApp no manager sees.
+			probe := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe", Labels: map[string]string{unwatchedLabel: "probe"}},
+				Spec: examplev1.MyAppSpec{Image: "nginx:1.27"}}
+			if err := k8s.Create(suiteCtx, probe); client.IgnoreAlreadyExists(err) != nil {
+				return err
+			}
+			if err := k8s.Get(suiteCtx, client.ObjectKeyFromObject(probe), probe); err != nil {
+				return err
+			}
+			probe.Status.RolledBack = &examplev1.RollbackStatus{Generation: 1, FailedSpec: "probe", FailedTemplate: "probe",
+				Template: "probe", Reason: examplev1.ReasonImagePullBackOff, Message: "probe", Time: metav1.Now()}
+			return k8s.Status().Update(suiteCtx, probe, client.DryRunAll)
+		}, func() {
+			Expect(client.IgnoreNotFound(k8s.Delete(suiteCtx, &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}))).To(Succeed())
+		})
+}
+
+// refuseRollbackMarks makes the API server refuse, in namespace ns, every update of a Deployment
+// that carries a rollback's mark (the rollback's apply), and waits until it does, trying it on
+// the Deployment named deployment; allow lifts it.
+func refuseRollbackMarks(ns, deployment string) (allow func()) {
+	GinkgoHelper()
+	return refuseUpdates(ns, "refuse-rollback-marks-"+ns,
+		admissionregistrationv1.Rule{APIGroups: []string{appsv1.GroupName}, APIVersions: []string{"v1"}, Resources: []string{"deployments"}},
+		fmt.Sprintf("!has(object.metadata.annotations) || !(%q in object.metadata.annotations)", markAnnotation), func() error {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"probe"}}}`, markAnnotation)
+			return k8s.Patch(suiteCtx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: deployment}},
+				client.RawPatch(types.MergePatchType, []byte(patch)), client.DryRunAll)
+		}, func() {})
+}
+
+// refuseUpdates makes the API server refuse, in namespace ns, the updates of rule's resources
+// whose new object fails expression, by a ValidatingAdmissionPolicy and its binding named name,
+// and waits until try is refused as invalid (the API server loads policies asynchronously);
+// done then cleans up after try. allow lifts the policy.
+func refuseUpdates(ns, name string, rule admissionregistrationv1.Rule, expression string, try func() error, done func()) (allow func()) {
+	GinkgoHelper()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "refuse-rollback-records-" + ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptrTo(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{
 				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
-						Rule: admissionregistrationv1.Rule{APIGroups: []string{examplev1.GroupVersion.Group},
-							APIVersions: []string{examplev1.GroupVersion.Version}, Resources: []string{"myapps/status"}},
+						Rule:       rule,
 					},
 				}},
 			},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: "!has(object.status.rolledBack)",
-				Message:    "rollback records are refused here",
-			}},
+			Validations: []admissionregistrationv1.Validation{{Expression: expression, Message: "refused here by the story"}},
 		},
 	}
 	Expect(k8s.Create(suiteCtx, policy)).To(Succeed())
@@ -687,15 +749,8 @@ func refuseRollbackRecords(ns string) (allow func()) {
 	}
 	DeferCleanup(allow)
 
-	By("waiting until the API server enforces the policy (it loads policies asynchronously)")
-	// A MyApp no manager sees.
-	probe := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe", Labels: map[string]string{unwatchedLabel: "probe"}},
-		Spec: examplev1.MyAppSpec{Image: "nginx:1.27"}}
-	Expect(k8s.Create(suiteCtx, probe)).To(Succeed())
-	probe.Status.RolledBack = &examplev1.RollbackStatus{Generation: 1, FailedSpec: "probe", FailedTemplate: "probe",
-		Template: "probe", Reason: examplev1.ReasonImagePullBackOff, Message: "probe", Time: metav1.Now()}
-	Eventually(func() error { return k8s.Status().Update(suiteCtx, probe, client.DryRunAll) }).
-		WithTimeout(20 * time.Second).Should(Satisfy(apierrors.IsInvalid))
-	Expect(k8s.Delete(suiteCtx, probe)).To(Succeed())
+	By("waiting until the API server enforces the policy " + name)
+	Eventually(try).WithTimeout(20 * time.Second).Should(Satisfy(apierrors.IsInvalid))
+	done()
 	return allow
 }
