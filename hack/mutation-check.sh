@@ -50,7 +50,7 @@ table=(
 	"orphans-requeue|"         # does not requeue a MyApp without its Deployment for the problem pods of a Deployment it lost
 	"volume-behind-old-pods|"  # names a ConfigMap a volume of the new template takes and that does not exist
 	"kept-template-unjudged|"  # rolls back for a missing ConfigMap also a MyApp that rolls out on config changes
-	"count-after-apply|"       # counts a rollback once it is recorded, also when its first apply is refused
+	"count-after-apply|"       # counts a rollback once an apply makes it, also when its first apply is refused
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "

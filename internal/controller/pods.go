@@ -180,7 +180,7 @@ func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev
 		}
 		return "", false, err
 	}
-	hash = rollout.CurrentTemplate(revision, "", ownedSets(sets, d))
+	hash = rollout.CurrentTemplate(revision, ownedSets(sets, d))
 	return hash, hash != "", nil
 }
 

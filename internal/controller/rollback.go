@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -121,7 +120,7 @@ func (r *MyAppReconciler) rolloutBefore(ctx context.Context, app *examplev1.MyAp
 		if err != nil {
 			return p, err
 		}
-		p.facts.Deployment = deploymentFacts(cached, ownedSets(sets, cached), "", "")
+		p.facts.Deployment = deploymentFacts(cached, ownedSets(sets, cached), "")
 	}
 	if err := r.targetFacts(ctx, app, &p.facts); err != nil {
 		return p, err
@@ -179,6 +178,7 @@ func (r *MyAppReconciler) holdRollback(ctx context.Context, app *examplev1.MyApp
 	if err != nil {
 		return true, err
 	}
+	r.countMade(ctx, app, applied, p.held)
 	if metav1.IsControlledBy(applied.obj, app) {
 		obs.Deployment = applied.obj
 	}
@@ -262,7 +262,7 @@ func (r *MyAppReconciler) autoPilot(ctx context.Context, app *examplev1.MyApp, c
 		return 0, err
 	}
 	f := p.facts
-	f.Deployment = deploymentFacts(d, ownedSets(sets, d), p.applied, "")
+	f.Deployment = deploymentFacts(d, ownedSets(sets, d), p.applied)
 	if f.Deployment.Current == "" && d.Annotations[revisionAnnotation] != "" {
 		// The current template's ReplicaSet is not in the cache yet: the Deployment's next
 		// status write usually brings the news; this is the net beneath.
@@ -394,67 +394,66 @@ func (r *MyAppReconciler) readLatest(ctx context.Context, app *examplev1.MyApp, 
 		return nil, nil, "", fmt.Errorf("listing the ReplicaSets of %s: %w", app.Name, err)
 	}
 	j := *seen
-	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], "", ownedSets(list.Items, seenD))
+	j.Current = rollout.CurrentTemplate(seenD.Annotations[revisionAnnotation], ownedSets(list.Items, seenD))
 	if !found || !metav1.IsControlledBy(d, app) {
 		return nil, &j, "", nil
 	}
 	sets := ownedSets(list.Items, d)
-	if err := r.readCurrentTemplate(ctx, d, sets); err != nil {
+	if err := r.readCurrentTemplate(ctx, d, list.Items, sets); err != nil {
 		return nil, nil, "", err
 	}
-	l := deploymentFacts(d, sets, applied, storedTemplateDigest(d.Spec.Template))
+	l := deploymentFacts(d, sets, applied)
 	return l, &j, d.ResourceVersion, nil
 }
 
-// readCurrentTemplate reads, from the API server, the ReplicaSet among sets at the
-// Deployment's revision, and notes the digest of its pod template: the deployment controller
-// may have observed the Deployment's generation before it made the ReplicaSet of its template
-// (CurrentTemplate says when), and the metadata the caches hold cannot tell.
-func (r *MyAppReconciler) readCurrentTemplate(ctx context.Context, d *appsv1.Deployment, sets []rollout.ReplicaSet) error {
-	for i := range sets {
-		if sets[i].Revision != d.Annotations[revisionAnnotation] {
+// readCurrentTemplate reads, from the API server, the ReplicaSet the Deployment controls at its
+// revision (among items, whose owned ones are sets, in the same order), and notes in sets
+// whether its pod template is another than the Deployment's: the deployment controller may
+// have observed the Deployment's generation before it made the ReplicaSet of its template
+// (CurrentTemplate says when), and the metadata the caches hold cannot tell. The templates are
+// compared as the deployment controller's EqualIgnoreHash compares them (semantically, without
+// the pod-template-hash label), so that a quantity written another way is the same template,
+// as it is for the deployment controller.
+func (r *MyAppReconciler) readCurrentTemplate(ctx context.Context, d *appsv1.Deployment, items []metav1.PartialObjectMetadata, sets []rollout.ReplicaSet) error {
+	i := 0
+	for n := range items {
+		if owner := metav1.GetControllerOf(&items[n]); owner == nil || owner.UID != d.UID {
+			continue
+		}
+		set := &sets[i]
+		i++
+		if set.Revision != d.Annotations[revisionAnnotation] {
 			continue
 		}
 		rs := &appsv1.ReplicaSet{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name + "-" + sets[i].Hash}, rs)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: items[n].Name}, rs)
 		switch {
 		case apierrors.IsNotFound(err):
-			// Gone since the list: the next look finds what replaced it.
-			sets[i].Template = "gone"
+			set.Other = true // gone since the list: the next look finds what replaced it
 		case err != nil:
-			return fmt.Errorf("reading ReplicaSet %s-%s: %w", d.Name, sets[i].Hash, err)
+			return fmt.Errorf("reading ReplicaSet %s: %w", items[n].Name, err)
 		default:
-			sets[i].Template = storedTemplateDigest(rs.Spec.Template)
+			set.Other = !sameTemplate(rs.Spec.Template, d.Spec.Template)
 		}
 	}
 	return nil
 }
 
-// storedTemplateDigest is a digest of a stored pod template without its pod-template-hash label: a
-// ReplicaSet's template is its Deployment's, copied by the deployment controller with that
-// label added (its EqualIgnoreHash compares them the same way). Both are read from the API
-// server, so their encodings agree.
-func storedTemplateDigest(t corev1.PodTemplateSpec) string {
-	t = *t.DeepCopy()
-	delete(t.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	if len(t.Labels) == 0 {
-		t.Labels = nil
-	}
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return "unencodable"
-	}
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
+// sameTemplate is the deployment controller's EqualIgnoreHash: the two pod templates are
+// semantically equal once the pod-template-hash label is left out of both.
+func sameTemplate(a, b corev1.PodTemplateSpec) bool {
+	a, b = *a.DeepCopy(), *b.DeepCopy()
+	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 // rollBack records the verdict's rollback in the MyApp's status, guarded by the MyApp's
 // resourceVersion, then applies its target with the mark, guarded by the Deployment's version
 // the verdict was confirmed on (confirmedAt): a manager stopped between the two finds the
 // record and holds; a MyApp changed since (a fix pushed) refuses the record, and nothing is
-// applied; a Deployment changed since (its rollout completed) refuses the apply. The rollback
-// counts once recorded: a later reconcile that applies it, after an apply that failed, holds
-// a rollback already made.
+// applied; a Deployment changed since (its rollout completed) refuses the apply, and a later
+// reconcile holds the record (countMade counts it when an apply makes it).
 func (r *MyAppReconciler) rollBack(ctx context.Context, app *examplev1.MyApp, ch *changes, obs *status.Observed,
 	intent *appsv1ac.DeploymentApplyConfiguration, v rollout.Verdict, p *pilot, confirmedAt string) error {
 	rb := *v.RollBack
@@ -476,17 +475,32 @@ func (r *MyAppReconciler) rollBack(ctx context.Context, app *examplev1.MyApp, ch
 	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
 	obs.RolledBack = &rb
 	p.heldIntent = target
-	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", rb.Reason, "from", rb.FailedTemplate, "to", rb.Template)
-	if r.Metrics != nil {
-		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
-	}
 
 	applied, err := r.applyTarget(ctx, app, ch, intent, target, &rb, guardedAt(confirmedAt))
 	if err != nil {
 		return err // recorded: the next reconcile holds it
 	}
+	r.countMade(ctx, app, applied, &rb)
 	obs.Deployment, obs.DeploymentStale = applied.obj, true
 	return nil
+}
+
+// countMade counts and logs the rollback rb once an apply has made it: the apply wrote over a
+// Deployment that did not carry rb's mark yet. That is the rollback's own apply, or, when that
+// one was refused, the hold's that made it later. A record voided before any apply made it (its
+// rollout completed first) is not counted, nor a Deployment made again on the target after its
+// deletion, nor a restarted manager holding a rollback made before.
+func (r *MyAppReconciler) countMade(ctx context.Context, app *examplev1.MyApp, applied applied[*appsv1.Deployment], rb *examplev1.RollbackStatus) {
+	if !applied.wrote || applied.before == nil {
+		return
+	}
+	if m := markOf(applied.before); m != nil && *m == *rb {
+		return
+	}
+	log.FromContext(ctx).Info("Rolled back a failed rollout", "reason", rb.Reason, "from", rb.FailedTemplate, "to", rb.Template)
+	if r.Metrics != nil {
+		r.Metrics.RolledBack(types.NamespacedName{Namespace: app.Namespace, Name: app.Name})
+	}
 }
 
 // rollbackMessage says what was rolled back, why, and how to try the template again.
@@ -584,16 +598,14 @@ func (r *MyAppReconciler) missingVolumeSources(ctx context.Context, app *example
 }
 
 // deploymentFacts is what the rollout decision reads of the Deployment d, whose ReplicaSets
-// are sets, and whose template intent after this reconcile's apply is applied ("" unknown);
-// template, when not "", is the digest of d's pod template to compare with the current
-// ReplicaSet's (CurrentTemplate).
-func deploymentFacts(d *appsv1.Deployment, sets []rollout.ReplicaSet, applied, template string) *rollout.Deployment {
+// are sets, and whose template intent after this reconcile's apply is applied ("" unknown).
+func deploymentFacts(d *appsv1.Deployment, sets []rollout.ReplicaSet, applied string) *rollout.Deployment {
 	f := &rollout.Deployment{
 		Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Paused: d.Spec.Paused,
 		Replicas: wantedReplicas(d), StatusReplicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
 		AvailableReplicas: d.Status.AvailableReplicas, Applied: applied, Mark: markOf(d),
 	}
-	f.Current = rollout.CurrentTemplate(d.Annotations[revisionAnnotation], template, sets)
+	f.Current = rollout.CurrentTemplate(d.Annotations[revisionAnnotation], sets)
 	currentName := ""
 	if f.Current != "" {
 		currentName = d.Name + "-" + f.Current

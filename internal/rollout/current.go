@@ -9,19 +9,19 @@ import (
 
 // ReplicaSet is what the decision reads of one of the ReplicaSets the Deployment controls:
 // its pod-template-hash label and its revision annotation (deployment.kubernetes.io/revision),
-// and, when the ReplicaSet itself was read (not only its metadata), a digest of its pod
-// template without the pod-template-hash label.
+// and, when the ReplicaSet itself was read (not only its metadata), whether its pod template
+// is another than the Deployment's (compared without the pod-template-hash label, as the
+// deployment controller's EqualIgnoreHash compares them), or it was gone when read.
 type ReplicaSet struct {
-	Hash, Revision, Template string
+	Hash, Revision string
+	Other          bool
 }
 
 // CurrentTemplate is Deployment.Current: the pod-template-hash of the ReplicaSet, among those
 // the Deployment controls (sets), at the Deployment's revision, or "" while it is not known.
-// template is a digest of the Deployment's pod template in ReplicaSet.Template's terms, or ""
-// when the caller compares none.
 //
 // It is not known while the ReplicaSet at the revision was read and carries another template
-// than the Deployment's: the deployment controller can write observedGeneration before it makes
+// than the Deployment's (Other): the deployment controller can write observedGeneration before it makes
 // the ReplicaSet of a new template. A sync that sees a scaling event (spec.replicas changed with
 // the template in one edit) only scales the existing ReplicaSets, and the Recreate strategy
 // writes the status while the old pods terminate; in both the revision still names the template
@@ -33,7 +33,7 @@ type ReplicaSet struct {
 // the same sync goes on to write observedGeneration, and only the next one moves the
 // Deployment's revision. In between, the Deployment says it observed its generation while its
 // revision names the ReplicaSet it left, whose pods are not the spec's.
-func CurrentTemplate(revision, template string, sets []ReplicaSet) string {
+func CurrentTemplate(revision string, sets []ReplicaSet) string {
 	want, err := strconv.ParseInt(revision, 10, 64)
 	if err != nil || want < 1 {
 		return ""
@@ -44,7 +44,7 @@ func CurrentTemplate(revision, template string, sets []ReplicaSet) string {
 		case err != nil:
 		case r > want:
 			return ""
-		case r == want && template != "" && rs.Template != "" && rs.Template != template:
+		case r == want && rs.Other:
 			return ""
 		case r == want:
 			current = rs.Hash

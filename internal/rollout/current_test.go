@@ -4,29 +4,28 @@ import "testing"
 
 func TestCurrentTemplate(t *testing.T) {
 	cases := map[string]struct {
-		revision, template string
-		sets               []ReplicaSet
-		want               string
+		revision string
+		sets     []ReplicaSet
+		want     string
 	}{
-		"the ReplicaSet at the revision":  {"3", "", []ReplicaSet{{"h1", "1", ""}, {"h2", "2", ""}, {"h3", "3", ""}}, "h3"},
-		"no revision yet":                 {"", "", []ReplicaSet{{"h1", "1", ""}}, ""},
-		"its ReplicaSet not in the cache": {"3", "", []ReplicaSet{{"h1", "1", ""}, {"h2", "2", ""}}, ""},
+		"the ReplicaSet at the revision":  {"3", []ReplicaSet{{"h1", "1", false}, {"h2", "2", false}, {"h3", "3", false}}, "h3"},
+		"no revision yet":                 {"", []ReplicaSet{{"h1", "1", false}}, ""},
+		"its ReplicaSet not in the cache": {"3", []ReplicaSet{{"h1", "1", false}, {"h2", "2", false}}, ""},
 		// A return to h1: the deployment controller moved h1 to revision 4 and wrote
 		// observedGeneration; the Deployment's revision still names h3, which it left.
-		"a ReplicaSet moved past the Deployment's revision":                {"3", "", []ReplicaSet{{"h1", "4", ""}, {"h2", "2", ""}, {"h3", "3", ""}}, ""},
-		"then the Deployment's revision follows":                           {"4", "", []ReplicaSet{{"h1", "4", ""}, {"h2", "2", ""}, {"h3", "3", ""}}, "h1"},
-		"a ReplicaSet without a revision is ignored":                       {"2", "", []ReplicaSet{{"h0", "", ""}, {"h2", "2", ""}}, "h2"},
-		"a revision that is no number":                                     {"x", "", []ReplicaSet{{"h1", "x", ""}}, ""},
-		"the ReplicaSet at the revision carries the Deployment's template": {"3", "t3", []ReplicaSet{{"h2", "2", "t2"}, {"h3", "3", "t3"}}, "h3"},
+		"a ReplicaSet moved past the Deployment's revision": {"3", []ReplicaSet{{"h1", "4", false}, {"h2", "2", false}, {"h3", "3", false}}, ""},
+		"then the Deployment's revision follows":            {"4", []ReplicaSet{{"h1", "4", false}, {"h2", "2", false}, {"h3", "3", false}}, "h1"},
+		"a ReplicaSet without a revision is ignored":        {"2", []ReplicaSet{{"h0", "", false}, {"h2", "2", false}}, "h2"},
+		"a revision that is no number":                      {"x", []ReplicaSet{{"h1", "x", false}}, ""},
 		// A scaling event, or Recreate while the old pods stop: observedGeneration is written
 		// before the ReplicaSet of the Deployment's new template exists.
-		"the ReplicaSet at the revision carries another template": {"3", "t4", []ReplicaSet{{"h2", "2", "t2"}, {"h3", "3", "t3"}}, ""},
-		"a template not read is not compared":                     {"3", "t4", []ReplicaSet{{"h3", "3", ""}}, "h3"},
+		"the ReplicaSet at the revision carries another template": {"3", []ReplicaSet{{"h2", "2", false}, {"h3", "3", true}}, ""},
+		"another template on an older ReplicaSet does not matter": {"3", []ReplicaSet{{"h2", "2", true}, {"h3", "3", false}}, "h3"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := CurrentTemplate(tc.revision, tc.template, tc.sets); got != tc.want {
-				t.Fatalf("CurrentTemplate(%q, %q) = %q, want %q", tc.revision, tc.template, got, tc.want)
+			if got := CurrentTemplate(tc.revision, tc.sets); got != tc.want {
+				t.Fatalf("CurrentTemplate(%q) = %q, want %q", tc.revision, got, tc.want)
 			}
 		})
 	}

@@ -272,20 +272,12 @@ func (w *world) facts(d *deployment, sets []replicaSet, known, read bool) *Deplo
 // Deployment's, as the confirmation does.
 func currentTemplate(d *deployment, sets []replicaSet, read bool) string {
 	var mine []ReplicaSet
-	template := ""
-	if read {
-		template = d.tmpl.hash()
-	}
 	for _, rs := range sets {
 		if rs.owner == d.uid {
-			set := ReplicaSet{Hash: rs.hash, Revision: strconv.FormatInt(rs.revision, 10)}
-			if read {
-				set.Template = rs.tmpl.hash()
-			}
-			mine = append(mine, set)
+			mine = append(mine, ReplicaSet{Hash: rs.hash, Revision: strconv.FormatInt(rs.revision, 10), Other: read && rs.tmpl != d.tmpl})
 		}
 	}
-	return CurrentTemplate(strconv.FormatInt(d.revision, 10), template, mine)
+	return CurrentTemplate(strconv.FormatInt(d.revision, 10), mine)
 }
 
 // sight notes the first sighting of each container problem in the pods the cache shows. A
