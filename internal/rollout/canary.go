@@ -126,10 +126,9 @@ type CanaryFacts struct {
 	// WeightInForce says that the route carries Record.Weight and the Gateway's own controller
 	// accepted it; without a Gateway, that CanaryReady holds.
 	WeightInForce bool
-	// StableCompleted says that the stable Deployment completed Record.Template.
-	StableCompleted bool
 	// Analysis is the metric checks' outcome for the record's template, and AnalysisMessage
-	// names the check and its last value.
+	// names the check and its last value. The checks are measured only while the canary has
+	// a weight (a canary nobody calls has nothing to measure): at weight 0 it is not read.
 	Analysis        AnalysisOutcome
 	AnalysisMessage string
 	// Now is the clock at this look.
@@ -187,6 +186,9 @@ func Canary(f CanaryFacts) *CanaryRecord {
 		}
 		control(&next, f)
 	}
+	if rec.Weight == 0 {
+		f.Analysis = AnalysisPassing
+	}
 	if failed := checked(next, f); failed != nil {
 		return failed
 	}
@@ -221,9 +223,13 @@ func control(next *CanaryRecord, f CanaryFacts) {
 	}
 }
 
-// checked is next aborted when the canary's pods or its checks failed, nil otherwise.
+// checked is next aborted when the canary's pods or its checks failed, nil otherwise. Once the
+// stable Deployment completed the canary's template (readyTemplate moved to it), a promotion
+// is not aborted: a template that completed its rollout is not rolled back.
 func checked(next CanaryRecord, f CanaryFacts) *CanaryRecord {
 	switch {
+	case next.Phase == CanaryPromoting && f.ReadyTemplate == next.Template:
+		return nil
 	case f.CanaryFailure != nil:
 		return abort(next, f, f.CanaryFailure.Reason, failureMessage(f.CanaryFailure))
 	case f.Analysis == AnalysisFailed:
@@ -289,7 +295,9 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 			if f.CanaryReady {
 				next.Weight = 100
 			}
-		case f.WeightInForce && f.StableCompleted:
+		case f.WeightInForce && f.ReadyTemplate == next.Template:
+			// The stable Deployment completed the template and it is recorded as readyTemplate:
+			// every request goes back to it.
 			next.Phase, next.Weight, next.StepStarted = CanaryFinishing, 0, f.Now
 		}
 	}

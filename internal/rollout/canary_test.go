@@ -84,15 +84,24 @@ func TestCanary(t *testing.T) {
 			f.Record = rec(4, 50, CanaryPromoting, time.Second)
 			f.CanaryReady = true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
-		{"promoting: waits for the stable Deployment to complete the template", facts(func(f *CanaryFacts) {
+		{"promoting: waits for the stable Deployment to complete the template and readyTemplate to name it", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.CanaryReady, f.WeightInForce = true, true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"promoted: every request back to the stable Deployment, now on the template", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.ReadyTemplate = "v2"
-			f.CanaryReady, f.WeightInForce, f.StableCompleted = true, true, true
+			f.CanaryReady, f.WeightInForce = true, true
 		}), rec(4, 0, CanaryFinishing, 0)},
+		{"a promotion the stable Deployment completed is not aborted", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.ReadyTemplate = "v2"
+			f.Analysis = AnalysisFailed
+		}), rec(4, 100, CanaryPromoting, time.Second)},
+		{"a check is not read while the canary has no weight", facts(func(f *CanaryFacts) {
+			f.Record = rec(0, 0, CanaryProgressing, time.Second)
+			f.CanaryReady, f.Analysis = true, AnalysisInconclusive
+		}), rec(0, 5, CanaryProgressing, time.Second)},
 		{"finishing waits for its weight of 0 in force", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 0, CanaryFinishing, time.Second)
 			f.ReadyTemplate = "v2"
@@ -184,7 +193,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			now = now.Add(time.Duration(r.IntN(90)) * time.Second)
 			f := CanaryFacts{Spec: Spec{Template: []string{"v2", "v2", "v2", "v3", "v1", ""}[r.IntN(6)], Request: []string{"", "", "again"}[r.IntN(3)]},
 				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
-				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableCompleted: r.IntN(4) == 0,
+				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0,
 				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
 			if r.IntN(10) == 0 {
 				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
@@ -197,7 +206,9 @@ func TestCanaryRandomLooks(t *testing.T) {
 			if broken := canaryBroken(steps, rec, f, next); broken != "" {
 				t.Fatalf("seed %d look %d: %s (facts %+v)", seed, look, broken, f)
 			}
-			if next != nil && next.Phase == CanaryFinishing && f.WeightInForce && f.StableCompleted {
+			// The stable Deployment completes a promoted template at some look, and readyTemplate
+			// then names it.
+			if next != nil && next.Phase == CanaryPromoting && next.Weight == 100 && r.IntN(4) == 0 {
 				ready = next.Template
 			}
 			rec = next
@@ -215,10 +226,15 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 		return fmt.Sprintf("weight %d", next.Weight)
 	case next.Phase == CanaryAborted && next.Weight != 0:
 		return fmt.Sprintf("an aborted canary keeps weight %d", next.Weight)
-	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed) && next.Weight != 0 && next.Phase != CanaryFinishing:
+	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed && rec != nil && rec.Weight > 0) && next.Weight != 0 &&
+		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template):
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
 	case next.Template == next.Stable:
 		return fmt.Sprintf("a canary of the stable template %q", next.Template)
+	case rec != nil && rec.Phase == CanaryPromoting && rec.Template == next.Template && next.Phase == CanaryFinishing && f.ReadyTemplate != next.Template:
+		return "a promotion finished before readyTemplate named its template"
+	case rec != nil && rec.Phase == CanaryFinishing && f.Spec.Template == rec.Template && next.Phase == CanaryProgressing:
+		return "a finished promotion started its canary again"
 	case next.Phase == CanaryAborted && (next.Reason == "" || !strings.HasPrefix(next.Message, "step ")):
 		return fmt.Sprintf("an abort without its reason or step: %+v", *next)
 	case rec != nil && next.Template == rec.Template && next.Phase != CanaryAborted && next.Weight > rec.Weight &&
