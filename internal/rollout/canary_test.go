@@ -231,16 +231,26 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
 	case next.Template == next.Stable:
 		return fmt.Sprintf("a canary of the stable template %q", next.Template)
-	case rec != nil && rec.Phase == CanaryPromoting && rec.Template == next.Template && next.Phase == CanaryFinishing && f.ReadyTemplate != next.Template:
-		return "a promotion finished before readyTemplate named its template"
-	case rec != nil && rec.Phase == CanaryFinishing && f.Spec.Template == rec.Template && next.Phase == CanaryProgressing:
-		return "a finished promotion started its canary again"
 	case next.Phase == CanaryAborted && (next.Reason == "" || !strings.HasPrefix(next.Message, "step ")):
 		return fmt.Sprintf("an abort without its reason or step: %+v", *next)
-	case rec != nil && next.Template == rec.Template && next.Phase != CanaryAborted && next.Weight > rec.Weight &&
+	}
+	if rec == nil {
+		return ""
+	}
+	return canaryStepBroken(steps, rec, f, next)
+}
+
+// canaryStepBroken names the rule the step from rec to next breaks, "" when it breaks none.
+func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
+	switch {
+	case rec.Phase == CanaryPromoting && rec.Template == next.Template && next.Phase == CanaryFinishing && f.ReadyTemplate != next.Template:
+		return "a promotion finished before readyTemplate named its template"
+	case rec.Phase == CanaryFinishing && f.Spec.Template == rec.Template && next.Phase == CanaryProgressing:
+		return "a finished promotion started its canary again"
+	case next.Template == rec.Template && next.Phase != CanaryAborted && next.Weight > rec.Weight &&
 		next.Weight != 100 && !weightOfAStep(steps, next.Weight):
 		return fmt.Sprintf("weight %d is no step's", next.Weight)
-	case rec != nil && next.Weight > rec.Weight && !f.CanaryReady:
+	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
 	}
 	return ""
