@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"time"
@@ -29,15 +28,10 @@ var _ = Describe("A child the API server refuses", func() {
 	// startCountingManager runs a manager of the story's own, without resyncs, that counts
 	// its requests: only a retry the reconciler asks for can send a request again.
 	startCountingManager := func() *requestCounter {
-		ctx, cancel := context.WithCancel(suiteCtx)
 		requests := &requestCounter{}
 		sel, err := labels.Parse(unwatchedLabel + "=counted")
 		Expect(err).NotTo(HaveOccurred())
-		stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, requests: requests})
-		DeferCleanup(func() {
-			cancel()
-			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-		})
+		startManager(managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, requests: requests})
 		return requests
 	}
 	inCountingManager := func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "counted"} }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -56,9 +55,7 @@ var _ = Describe("A MyApp that rolls out on config changes", func() {
 
 	It("rolls its pods out when the data of a ConfigMap it references changes, and only then", func() {
 		By("a manager without resyncs: what it learns, it learns from its watches")
-		ctx, stop := context.WithCancel(suiteCtx)
-		DeferCleanup(stop)
-		startQuietManager(ctx)
+		startQuietManager()
 		settings(map[string]string{"MODE": "one"})
 		createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			referencing(ptrTo(true))(a)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -194,12 +193,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 
 	It("waits, not Stalled, while the Gateway reports the route's backend missing for a moment, and is Stalled once that lasts", func() {
 		// A manager without resyncs: only the recheck at the grace's end can make it Stalled.
-		ctx, cancel := context.WithCancel(suiteCtx)
-		stopped := startQuietManager(ctx)
-		DeferCleanup(func() {
-			cancel()
-			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-		})
+		startQuietManager()
 		createMyApp(ns, "backend", func(a *examplev1.MyApp) {
 			a.Labels = map[string]string{unwatchedLabel: "quiet"}
 			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"backend.example.com"},
@@ -352,15 +346,10 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 	})
 
 	It("attaches to the manager's default Gateway a MyApp that names neither a Gateway nor a class", func() {
-		ctx, cancel := context.WithCancel(suiteCtx)
 		sel, err := labels.Parse(unwatchedLabel + "=defaults")
 		Expect(err).NotTo(HaveOccurred())
-		stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, exposeDefaults: desired.ExposeDefaults{
+		startManager(managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, exposeDefaults: desired.ExposeDefaults{
 			Gateway: &examplev1.GatewayReference{Namespace: "infra", Name: "shared"}, IngressClassName: "unused"}})
-		DeferCleanup(func() {
-			cancel()
-			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-		})
 		createMyApp(ns, "plain", func(a *examplev1.MyApp) {
 			a.Labels = map[string]string{unwatchedLabel: "defaults"}
 			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"plain.example.com"}}
@@ -378,15 +367,10 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 	// unwatched=label, on a clock the story moves forward by skew: the deadlines are counted
 	// from times the API server stores, and a story cannot wait minutes for them.
 	startClockManager := func(label string, skew *atomic.Int64) {
-		ctx, cancel := context.WithCancel(suiteCtx)
 		sel, err := labels.Parse(unwatchedLabel + "=" + label)
 		Expect(err).NotTo(HaveOccurred())
-		stopped := startManager(ctx, managerOptions{myApps: sel,
+		startManager(managerOptions{myApps: sel,
 			now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-		DeferCleanup(func() {
-			cancel()
-			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-		})
 	}
 
 	It("is Stalled with GatewayNotResponding once the Gateway has not answered the route for the deadline, naming the Gateway and what to check", func() {
@@ -433,12 +417,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 
 	It("is Stalled with IngressClassNotFound while the class its Ingress names does not exist, and Ready once the class is created", func() {
 		// A manager without resyncs: only the watch of IngressClasses can notice the class.
-		ctx, cancel := context.WithCancel(suiteCtx)
-		stopped := startQuietManager(ctx)
-		DeferCleanup(func() {
-			cancel()
-			Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-		})
+		startQuietManager()
 		class := "stories-missing-" + ns
 		createMyApp(ns, "classy", func(a *examplev1.MyApp) {
 			a.Labels = map[string]string{unwatchedLabel: "quiet"}

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -11,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,7 +26,7 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	It("is put back for a MyApp created without replicas", func() {
-		startQuietManager(quietContext())
+		startQuietManager()
 		createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = quiet(); a.Spec.Replicas = nil })
 		Eventually(replicasOf(ns, "web")).Should(HaveValue(Equal(int32(1))))
 
@@ -37,7 +35,7 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 	})
 
 	It("is put back for a MyApp applied server-side", func() {
-		startQuietManager(quietContext())
+		startQuietManager()
 		applyMyApp(ns, "web", map[string]any{"image": "nginx:1.27", "replicas": 1})
 		Eventually(replicasOf(ns, "web")).Should(HaveValue(Equal(int32(1))))
 
@@ -46,7 +44,7 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 	})
 
 	It("is put back to the autoscaler's count during the hand-over, and to spec.replicas after it", func() {
-		startQuietManager(quietContext())
+		startQuietManager()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Labels = quiet()
 			a.Spec.Replicas = nil
@@ -79,7 +77,7 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 	})
 
 	It("reaches the same decisions across restarts of the operator", func() {
-		stop := startStoppableQuietManager()
+		stop := startQuietManager()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Labels = quiet()
 			a.Spec.Replicas = nil
@@ -91,24 +89,24 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 
 		By("autoscaling turned off while no operator runs")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.AutoScaling.Enabled = false })
-		stop = startStoppableQuietManager()
+		stop = startQuietManager()
 		expectKept(ns, "web", 6)
 		stop()
 
 		By("a hand scale while no operator runs, mid-hand-over")
 		scaleByHand(ns, "web", 0)
-		stop = startStoppableQuietManager()
+		stop = startQuietManager()
 		Eventually(replicasOf(ns, "web")).WithTimeout(10 * time.Second).Should(HaveValue(Equal(int32(6))))
 		stop()
 
 		By("spec.replicas changed while no operator runs")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Replicas = ptrTo(int32(2)) })
-		startStoppableQuietManager()
+		startQuietManager()
 		Eventually(replicasOf(ns, "web")).WithTimeout(10 * time.Second).Should(HaveValue(Equal(int32(2))))
 	})
 
 	It("keeps the autoscaler's count of a Deployment an earlier release left to it", func() {
-		startQuietManager(quietContext())
+		startQuietManager()
 		app := createMyApp(ns, "api", func(a *examplev1.MyApp) {
 			a.Labels = map[string]string{unwatchedLabel: "asleep"}
 			a.Spec.Replicas = nil
@@ -129,29 +127,8 @@ var _ = Describe("Hand scaling of a MyApp's Deployment", func() {
 	})
 })
 
-// quietContext is a context that ends with the story.
-func quietContext() context.Context {
-	ctx, cancel := context.WithCancel(suiteCtx)
-	DeferCleanup(cancel)
-	return ctx
-}
-
 // quiet labels a MyApp for the story's own manager (startQuietManager).
 func quiet() map[string]string { return map[string]string{unwatchedLabel: "quiet"} }
-
-// startStoppableQuietManager starts a manager as startQuietManager does, and returns what
-// stops it and waits until it has stopped.
-func startStoppableQuietManager() (stop func()) {
-	sel, err := labels.Parse(unwatchedLabel + "=quiet")
-	Expect(err).NotTo(HaveOccurred())
-	ctx, cancel := context.WithCancel(suiteCtx)
-	DeferCleanup(cancel)
-	stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
-	return func() {
-		cancel()
-		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-	}
-}
 
 // applyMyApp server-side applies a quiet MyApp with the given spec, as a GitOps tool would.
 func applyMyApp(ns, name string, spec map[string]any) {

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,9 +17,7 @@ import (
 var _ = Describe("Level-triggered reconciles", func() {
 	It("end as the last spec says after 30 changes of the Service type within a second, with no resync to help", func() {
 		By("running a manager of its own, without resyncs")
-		ctx, cancel := context.WithCancel(suiteCtx)
-		DeferCleanup(cancel)
-		startQuietManager(ctx)
+		startQuietManager()
 		ns := newNamespace()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
 		Eventually(getService(ns, "web")).Should(Not(BeNil()))
@@ -45,9 +42,7 @@ var _ = Describe("Level-triggered reconciles", func() {
 	})
 
 	It("learn from the children's watch events alone: a rollout finished and a hand edit, with no resync to help", func() {
-		ctx, cancel := context.WithCancel(suiteCtx)
-		DeferCleanup(cancel)
-		startQuietManager(ctx)
+		startQuietManager()
 		ns := newNamespace()
 		createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
 		readyStatus := func(g Gomega) metav1.ConditionStatus {

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -116,11 +115,9 @@ var _ = Describe("The selector migration", func() {
 var _ = Describe("A selector migration that cannot finish", func() {
 	It("is Stalled once its deadline has passed, saying what blocks it, and finishes when the new pods run", func() {
 		By("running a manager of its own whose clock is past the deadline of any migration started now")
-		ctx, cancel := context.WithCancel(suiteCtx)
-		DeferCleanup(cancel)
 		late, err := labels.Parse(unwatchedLabel + "=late")
 		Expect(err).NotTo(HaveOccurred())
-		startManager(ctx, managerOptions{myApps: late, now: func() time.Time { return time.Now().Add(migrationDeadline + time.Minute) }})
+		startManager(managerOptions{myApps: late, now: func() time.Time { return time.Now().Add(migrationDeadline + time.Minute) }})
 
 		ns := newNamespace()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "true"} })

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -29,9 +28,7 @@ import (
 var _ = Describe("A MyApp whose pods cannot start", func() {
 	It("is Stalled with the kubelet's reason for a missing Secret, records one event, and recovers; its neighbour reconciles on", func() {
 		By("running a manager of its own, without resyncs, so that only the pod's events can bring the news")
-		ctx, cancel := context.WithCancel(suiteCtx)
-		DeferCleanup(cancel)
-		startQuietManager(ctx)
+		startQuietManager()
 		ns := newNamespace()
 		inQuietManager := func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} }
 
@@ -155,13 +152,14 @@ var _ = Describe("A MyApp whose pods cannot start", func() {
 	})
 })
 
-// startQuietManager runs a second reconciler, until ctx ends, for the MyApps labelled
-// unwatchedLabel=quiet (which the suite's manager never sees), with no periodic resync:
-// whatever it learns, it learns from a watch.
-func startQuietManager(ctx context.Context) <-chan struct{} {
+// startQuietManager runs a second reconciler, for the spec (startManager), for the MyApps
+// labelled unwatchedLabel=quiet (which the suite's manager never sees), with no periodic
+// resync: whatever it learns, it learns from a watch.
+func startQuietManager() (stop func()) {
+	GinkgoHelper()
 	sel, err := labels.Parse(unwatchedLabel + "=quiet")
 	Expect(err).NotTo(HaveOccurred())
-	return startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
+	return startManager(managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
 }
 
 // createPod makes a pod of the MyApp's current template as its ReplicaSet would (envtest

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -658,21 +657,13 @@ func inDecisionManager(a *examplev1.MyApp) {
 }
 
 // startDecisionManager runs a manager of the story's own for the MyApps inDecisionManager,
-// which the suite's manager never sees, and returns what stops it: stop cancels it and waits
-// until it has stopped, as a manager killed between two of its writes would have.
+// which the suite's manager never sees, and returns what stops it (startManager).
 func startDecisionManager(opts managerOptions) (stop func()) {
 	GinkgoHelper()
 	sel, err := labels.Parse(unwatchedLabel + "=" + decisionLabel)
 	Expect(err).NotTo(HaveOccurred())
 	opts.myApps = sel
-	ctx, cancel := context.WithCancel(suiteCtx)
-	stopped := startManager(ctx, opts)
-	stop = func() {
-		cancel()
-		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-	}
-	DeferCleanup(stop)
-	return stop
+	return startManager(opts)
 }
 
 // refuseRollbackRecords makes the API server refuse, in namespace ns, every MyApp status write

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -228,8 +227,7 @@ var _ = Describe("A failed rollout", func() {
 	})
 
 	It("stays rolled back across a manager restart: the decision lives in the status", func() {
-		ctx, stop := context.WithCancel(suiteCtx)
-		stopped := startQuietManager(ctx)
+		stop := startQuietManager()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
 		good := readyOn()
 		setImage(app, "nginx:no-such-tag")
@@ -240,11 +238,8 @@ var _ = Describe("A failed rollout", func() {
 
 		By("a new manager, which reconciles the MyApp when it starts: it puts back a deleted Service, and holds")
 		stop()
-		Eventually(stopped).Should(BeClosed())
 		Expect(k8s.Delete(suiteCtx, getService(ns, "web")(Default))).To(Succeed())
-		ctx, stop = context.WithCancel(suiteCtx)
-		DeferCleanup(stop)
-		startQuietManager(ctx)
+		startQuietManager()
 		Eventually(getService(ns, "web")).ShouldNot(BeNil())
 		Consistently(func(g Gomega) {
 			g.Expect(image(g)).To(Equal("nginx:1.27"))

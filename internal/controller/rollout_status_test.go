@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -111,8 +110,7 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 	})
 
 	It("reaches the same Ready after a restart whose predecessor's status write was lost: not Ready on the old pods", func() {
-		ctx, cancel := context.WithCancel(suiteCtx)
-		stopped := startQuietManager(ctx)
+		stop := startQuietManager()
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) { a.Labels = map[string]string{unwatchedLabel: "quiet"} })
 		rollOut(ns, "web")
 		Eventually(func(g Gomega) metav1.ConditionStatus { r, _, _ := conditions(g); return r.Status }).Should(Equal(metav1.ConditionTrue))
@@ -121,8 +119,7 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 		By("a new template applied, then the manager stopped before the deployment controller looked")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
 		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "web")(g)).Image }).Should(Equal("nginx:1.28"))
-		cancel()
-		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
+		stop()
 
 		By("the status as if the last write had been lost: Ready True, for the old pods")
 		Eventually(func(g Gomega) {
@@ -132,9 +129,7 @@ var _ = Describe("Readiness through rollouts and scales", func() {
 		}).Should(Succeed())
 
 		By("a new manager: it finds the template not yet observed, and says not Ready for the new generation")
-		ctx2, cancel2 := context.WithCancel(suiteCtx)
-		DeferCleanup(cancel2)
-		startQuietManager(ctx2)
+		startQuietManager()
 		Eventually(func(g Gomega) {
 			ready, _, generation := conditions(g)
 			g.Expect(generation).To(Equal(getMyApp(ns, "web")(g).Generation))

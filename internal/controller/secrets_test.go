@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -135,14 +134,9 @@ func startSecretTrackingOperator(ns, label string) *secretTrackingOperator {
 
 	config := operator.Config()
 	config.Wrap(op.reads.wrap)
-	ctx, cancel := context.WithCancel(suiteCtx)
 	sel, err := labels.Parse(unwatchedLabel + "=" + label)
 	Expect(err).NotTo(HaveOccurred())
-	stopped := startManager(ctx, managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, config: config})
-	DeferCleanup(func() {
-		cancel()
-		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed())
-	})
+	startManager(managerOptions{myApps: sel, syncPeriod: 10 * time.Hour, config: config})
 	return op
 }
 

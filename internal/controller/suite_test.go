@@ -133,19 +133,20 @@ type managerOptions struct {
 	grace time.Duration
 }
 
-// startManager runs the reconciler as cmd/main.go wires it until ctx or the spec ends; the
-// channel it returns is closed once the manager has stopped. The spec's cleanup stops the
-// manager and waits for it, so that whatever the manager reports is reported by the spec
-// that ran it, not by a later one.
-func startManager(ctx context.Context, opts managerOptions) <-chan struct{} {
+// startManager runs the reconciler as cmd/main.go wires it, for the spec, and returns what
+// stops it: stop cancels it and waits until it has stopped, as a manager killed between two of
+// its writes would have. The spec's cleanup stops it too, so that whatever the manager reports
+// is reported by the spec that ran it, not by a later one.
+func startManager(opts managerOptions) (stop func()) {
 	GinkgoHelper()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(suiteCtx)
 	stopped := runManager(ctx, opts)
-	DeferCleanup(func() {
+	stop = func() {
 		cancel()
 		Eventually(stopped).WithTimeout(time.Minute).Should(BeClosed(), "the manager stops within a minute")
-	})
-	return stopped
+	}
+	DeferCleanup(stop)
+	return stop
 }
 
 // runManager runs the reconciler as cmd/main.go wires it until ctx ends; the channel it
