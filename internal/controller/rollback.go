@@ -399,39 +399,34 @@ func (r *MyAppReconciler) readLatest(ctx context.Context, app *examplev1.MyApp, 
 		return nil, &j, "", nil
 	}
 	sets := ownedSets(list.Items, d)
-	if err := r.readCurrentTemplate(ctx, d, list.Items, sets); err != nil {
+	if err := r.readCurrentTemplate(ctx, d, sets); err != nil {
 		return nil, nil, "", err
 	}
 	l := deploymentFacts(d, sets, applied)
 	return l, &j, d.ResourceVersion, nil
 }
 
-// readCurrentTemplate reads, from the API server, the ReplicaSet the Deployment controls at its
-// revision (among items, whose owned ones are sets, in the same order), and notes in sets
-// whether its pod template is another than the Deployment's: the deployment controller may
+// readCurrentTemplate reads, from the API server, the ReplicaSet among sets (those the
+// Deployment controls) at its revision, and notes whether its pod template is another than
+// the Deployment's: the deployment controller may
 // have observed the Deployment's generation before it made the ReplicaSet of its template
 // (CurrentTemplate says when), and the metadata the caches hold cannot tell. The templates are
 // compared as the deployment controller's EqualIgnoreHash compares them (semantically, without
 // the pod-template-hash label), so that a quantity written another way is the same template,
 // as it is for the deployment controller.
-func (r *MyAppReconciler) readCurrentTemplate(ctx context.Context, d *appsv1.Deployment, items []metav1.PartialObjectMetadata, sets []rollout.ReplicaSet) error {
-	i := 0
-	for n := range items {
-		if owner := metav1.GetControllerOf(&items[n]); owner == nil || owner.UID != d.UID {
-			continue
-		}
+func (r *MyAppReconciler) readCurrentTemplate(ctx context.Context, d *appsv1.Deployment, sets []rollout.ReplicaSet) error {
+	for i := range sets {
 		set := &sets[i]
-		i++
 		if set.Revision != d.Annotations[revisionAnnotation] {
 			continue
 		}
 		rs := &appsv1.ReplicaSet{}
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: items[n].Name}, rs)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: set.Name}, rs)
 		switch {
 		case apierrors.IsNotFound(err):
 			set.Other = true // gone since the list: the next look finds what replaced it
 		case err != nil:
-			return fmt.Errorf("reading ReplicaSet %s: %w", items[n].Name, err)
+			return fmt.Errorf("reading ReplicaSet %s: %w", set.Name, err)
 		default:
 			set.Other = !sameTemplate(rs.Spec.Template, d.Spec.Template)
 		}
@@ -634,7 +629,7 @@ func ownedSets(sets []metav1.PartialObjectMetadata, d *appsv1.Deployment) []roll
 	for i := range sets {
 		rs := &sets[i]
 		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == d.UID {
-			out = append(out, rollout.ReplicaSet{Hash: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey],
+			out = append(out, rollout.ReplicaSet{Name: rs.Name, Hash: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey],
 				Revision: rs.Annotations[revisionAnnotation]})
 		}
 	}

@@ -8,13 +8,14 @@ import (
 )
 
 // ReplicaSet is what the decision reads of one of the ReplicaSets the Deployment controls:
-// its pod-template-hash label and its revision annotation (deployment.kubernetes.io/revision),
-// and, when the ReplicaSet itself was read (not only its metadata), whether its pod template
-// is another than the Deployment's (compared without the pod-template-hash label, as the
-// deployment controller's EqualIgnoreHash compares them), or it was gone when read.
+// its name, its pod-template-hash label and its revision annotation
+// (deployment.kubernetes.io/revision), and, when the ReplicaSet itself was read (not only its
+// metadata), whether its pod template is another than the Deployment's (compared without the
+// pod-template-hash label, as the deployment controller's EqualIgnoreHash compares them), or
+// it was gone when read.
 type ReplicaSet struct {
-	Hash, Revision string
-	Other          bool
+	Name, Hash, Revision string
+	Other                bool
 }
 
 // CurrentTemplate is Deployment.Current: the pod-template-hash of the ReplicaSet, among those

@@ -8,19 +8,19 @@ func TestCurrentTemplate(t *testing.T) {
 		sets     []ReplicaSet
 		want     string
 	}{
-		"the ReplicaSet at the revision":  {"3", []ReplicaSet{{"h1", "1", false}, {"h2", "2", false}, {"h3", "3", false}}, "h3"},
-		"no revision yet":                 {"", []ReplicaSet{{"h1", "1", false}}, ""},
-		"its ReplicaSet not in the cache": {"3", []ReplicaSet{{"h1", "1", false}, {"h2", "2", false}}, ""},
+		"the ReplicaSet at the revision":  {"3", []ReplicaSet{{Hash: "h1", Revision: "1", Other: false}, {Hash: "h2", Revision: "2", Other: false}, {Hash: "h3", Revision: "3", Other: false}}, "h3"},
+		"no revision yet":                 {"", []ReplicaSet{{Hash: "h1", Revision: "1", Other: false}}, ""},
+		"its ReplicaSet not in the cache": {"3", []ReplicaSet{{Hash: "h1", Revision: "1", Other: false}, {Hash: "h2", Revision: "2", Other: false}}, ""},
 		// A return to h1: the deployment controller moved h1 to revision 4 and wrote
 		// observedGeneration; the Deployment's revision still names h3, which it left.
-		"a ReplicaSet moved past the Deployment's revision": {"3", []ReplicaSet{{"h1", "4", false}, {"h2", "2", false}, {"h3", "3", false}}, ""},
-		"then the Deployment's revision follows":            {"4", []ReplicaSet{{"h1", "4", false}, {"h2", "2", false}, {"h3", "3", false}}, "h1"},
-		"a ReplicaSet without a revision is ignored":        {"2", []ReplicaSet{{"h0", "", false}, {"h2", "2", false}}, "h2"},
-		"a revision that is no number":                      {"x", []ReplicaSet{{"h1", "x", false}}, ""},
+		"a ReplicaSet moved past the Deployment's revision": {"3", []ReplicaSet{{Hash: "h1", Revision: "4", Other: false}, {Hash: "h2", Revision: "2", Other: false}, {Hash: "h3", Revision: "3", Other: false}}, ""},
+		"then the Deployment's revision follows":            {"4", []ReplicaSet{{Hash: "h1", Revision: "4", Other: false}, {Hash: "h2", Revision: "2", Other: false}, {Hash: "h3", Revision: "3", Other: false}}, "h1"},
+		"a ReplicaSet without a revision is ignored":        {"2", []ReplicaSet{{Hash: "h0", Revision: "", Other: false}, {Hash: "h2", Revision: "2", Other: false}}, "h2"},
+		"a revision that is no number":                      {"x", []ReplicaSet{{Hash: "h1", Revision: "x", Other: false}}, ""},
 		// A scaling event, or Recreate while the old pods stop: observedGeneration is written
 		// before the ReplicaSet of the Deployment's new template exists.
-		"the ReplicaSet at the revision carries another template": {"3", []ReplicaSet{{"h2", "2", false}, {"h3", "3", true}}, ""},
-		"another template on an older ReplicaSet does not matter": {"3", []ReplicaSet{{"h2", "2", true}, {"h3", "3", false}}, "h3"},
+		"the ReplicaSet at the revision carries another template": {"3", []ReplicaSet{{Hash: "h2", Revision: "2", Other: false}, {Hash: "h3", Revision: "3", Other: true}}, ""},
+		"another template on an older ReplicaSet does not matter": {"3", []ReplicaSet{{Hash: "h2", Revision: "2", Other: true}, {Hash: "h3", Revision: "3", Other: false}}, "h3"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
