@@ -9,8 +9,8 @@ SHELL = /usr/bin/env bash -o pipefail
 .SHELLFLAGS = -ec
 
 # The operator's version and its release date; the bundle and the catalog take them from here.
-VERSION ?= 0.4.1
-BUNDLE_CREATED_AT ?= 2026-11-27T00:00:00Z
+VERSION ?= 0.5.0
+BUNDLE_CREATED_AT ?= 2026-11-28T00:00:00Z
 IMAGE_TAG_BASE ?= example.com/myapp-operator
 IMG ?= $(IMAGE_TAG_BASE):v$(VERSION)
 CONTAINER_TOOL ?= docker
@@ -491,7 +491,7 @@ bundle-push: ## Push the bundle image.
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
 
 # Bundles of earlier releases, frozen when they were released, that the catalog still serves.
-RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0 releases/0.3.1 releases/0.3.2 releases/0.4.0
+RELEASED_BUNDLES ?= releases/0.1.0 releases/0.2.0 releases/0.3.0 releases/0.3.1 releases/0.3.2 releases/0.4.0 releases/0.4.1
 
 # The published repository of the bundle images; catalog/ names each bundle by digest in it.
 BUNDLE_REPO ?= $(IMAGE_TAG_BASE)-bundle
@@ -521,7 +521,7 @@ catalog-from-dirs: $(OPM)
 # preflight) between the CRD of each release a user may upgrade from (the catalog's skipRange
 # lets 0.2.0 jump to the current version) and the current one, with the reviewed exceptions of
 # that upgrade (hack/crdupgrade/from-<release>.yaml).
-UPGRADE_FROM ?= 0.2.0 0.3.0 0.3.1 0.3.2 0.4.0
+UPGRADE_FROM ?= 0.2.0 0.3.0 0.3.1 0.3.2 0.4.0 0.4.1
 CRDUPGRADE ?= $(LOCALBIN)/crdupgrade
 .PHONY: crd-upgrade-check
 crd-upgrade-check: manifests | $(LOCALBIN) ## Fail on a CRD change from a release of UPGRADE_FROM that OLM v1 refuses to upgrade across, unless a reviewed exception allows it.
@@ -715,6 +715,7 @@ RELEASE_COMMIT_0.3.0 := 8f90101d93453dc219c2262ca6c136f2ef048c99
 RELEASE_COMMIT_0.3.1 := 1aefbf2bf8cc520b00e888e547f1e4ae6d90ee5d
 RELEASE_COMMIT_0.3.2 := 0e8f950c2e2900eef2fa26867ccab611a3662b5d
 RELEASE_COMMIT_0.4.0 := 2dcffe4396b8b3c30ec0b9098a4f99bc7bb2a91c
+RELEASE_COMMIT_0.4.1 := 2ebe9f420e27af826d1ecd43e794f52149b37047
 # In the tool cache, keyed by the commit and the build's flags and Go release.
 RELEASED_KEY := $(shell echo '$(GO_RELEASE) CGO_ENABLED=$(CGO_ENABLED) $(GOFLAGS)' | sha256sum | cut -c1-12)
 released-manager = $(TOOLS_CACHE)/manager-v$(1)-$(RELEASE_COMMIT_$(1))-$(RELEASED_KEY)/manager
@@ -723,6 +724,7 @@ MANAGER_0_3_0 := $(call released-manager,0.3.0)
 MANAGER_0_3_1 := $(call released-manager,0.3.1)
 MANAGER_0_3_2 := $(call released-manager,0.3.2)
 MANAGER_0_4_0 := $(call released-manager,0.4.0)
+MANAGER_0_4_1 := $(call released-manager,0.4.1)
 # Those whose images make test-catalog pushes (every build is static: the same binaries).
 RELEASED_VERSIONS := 0.2.0 0.3.0
 RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(call released-manager,$(v)))
@@ -731,6 +733,7 @@ $(MANAGER_0_3_0): | $(MANAGER_0_2_0)
 $(MANAGER_0_3_1): | $(MANAGER_0_3_0)
 $(MANAGER_0_3_2): | $(MANAGER_0_3_1)
 $(MANAGER_0_4_0): | $(MANAGER_0_3_2)
+$(MANAGER_0_4_1): | $(MANAGER_0_4_0)
 $(TOOLS_CACHE)/manager-v%/manager:
 	@echo "Building the manager of release $(word 1,$(subst -, ,$*)) from commit $(word 2,$(subst -, ,$*)) (once, into $(TOOLS_CACHE))"
 	mkdir -p $(TOOLS_CACHE)
@@ -738,8 +741,8 @@ $(TOOLS_CACHE)/manager-v%/manager:
 		git archive $(word 2,$(subst -, ,$*)) | tar -x -C "$$src" && (cd "$$src" && $(GO_TOOL_BUILD) -o $$tmp/manager ./cmd/main.go) && \
 		chmod 755 "$$tmp" && { mv -T "$$tmp" $(@D) 2>/dev/null || test -d $(@D); }
 .PHONY: test-olm
-TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2) $(MANAGER_0_4_0)
-test-olm: $(call unprepared,build localcluster) $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0, 0.3.1, 0.3.2 and 0.4.0.
+TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2) $(MANAGER_0_4_0) $(MANAGER_0_4_1)
+test-olm: $(call unprepared,build localcluster) $(TEST_OLM_TOOLS) ## Install the operator from catalog/ through OLM on a local cluster in each install mode, and upgrade it from 0.2.0, 0.3.0, 0.3.1, 0.3.2, 0.4.0 and 0.4.1.
 	$(call on-own-cluster,$(OLM_STATE),olm-run)
 
 .PHONY: olm-run
@@ -750,19 +753,19 @@ olm-run:
 	$(MAKE) --no-print-directory catalog-from-dirs CATALOG_DIRS_OUT=$(CLUSTER_STATE)/catalog-from-dirs
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLM_BIN=$(OLM_BIN) E2E_OPM=$(OPM) E2E_MANAGER=$(CURDIR)/bin/manager \
 		E2E_CATALOG_DIR=$(CLUSTER_STATE)/catalog-from-dirs E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
-		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) E2E_MANAGER_0_4_0=$(MANAGER_0_4_0) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) E2E_MANAGER_0_4_0=$(MANAGER_0_4_0) E2E_MANAGER_0_4_1=$(MANAGER_0_4_1) \
 		go -C test test ./olm/ -v -count=1 -timeout 12m -ginkgo.v $(OLM_FLAGS)
 	$(LOCALCLUSTER) status
 
 # The OLM v1 test: operator-controller and catalogd v1.2.0 (built from their module) run out of
 # cluster against a local cluster of its own; the image tool's registry serves the catalog
 # image and the bundle images; a ClusterCatalog and a ClusterExtension (config/olmv1) install
-# 0.2.0 and upgrade it through 0.3.0, 0.3.1, 0.3.2 and 0.4.0 to this version, each release's manager serving.
+# 0.2.0 and upgrade it through 0.3.0, 0.3.1, 0.3.2, 0.4.0 and 0.4.1 to this version, each release's manager serving.
 OLMV1_STATE ?= $(CURDIR)/.localcluster-olmv1
 OLMV1_VERSION := $(call tool-version,olmv1,github.com/operator-framework/operator-controller)
 OLMV1_BIN ?= $(call tool-dir,olmv1,$(OLMV1_VERSION),$(call tool-key,olmv1,$(OPENPGP_TAGS)))
 .PHONY: test-olmv1
-TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2) $(MANAGER_0_4_0)
+TEST_OLMV1_TOOLS = $(CLUSTER_DEPS) $(OLMV1_BIN)/operator-controller $(IMAGE_TOOL) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2) $(MANAGER_0_4_0) $(MANAGER_0_4_1)
 test-olmv1: $(call unprepared,build localcluster) $(TEST_OLMV1_TOOLS) ## Install the operator from catalog/ with OLM v1 (ClusterCatalog, ClusterExtension), then upgrade it past the CRD preflight.
 	$(call on-own-cluster,$(OLMV1_STATE),olmv1-run)
 
@@ -771,7 +774,7 @@ olmv1-run:
 	$(LOCALCLUSTER) up
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_OLMV1_BIN=$(OLMV1_BIN) E2E_IMAGE_TOOL=$(IMAGE_TOOL) \
 		E2E_MANAGER=$(CURDIR)/bin/manager E2E_MANAGER_0_2_0=$(MANAGER_0_2_0) E2E_MANAGER_0_3_0=$(MANAGER_0_3_0) \
-		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) E2E_MANAGER_0_4_0=$(MANAGER_0_4_0) \
+		E2E_MANAGER_0_3_1=$(MANAGER_0_3_1) E2E_MANAGER_0_3_2=$(MANAGER_0_3_2) E2E_MANAGER_0_4_0=$(MANAGER_0_4_0) E2E_MANAGER_0_4_1=$(MANAGER_0_4_1) \
 		E2E_OLMV1_CRDS="$$(cd hack/tools/olmv1 && go list -m -f '{{.Dir}}' github.com/operator-framework/operator-controller)/config/base" \
 		go -C test test ./olmv1/ -v -count=1 -timeout 8m -ginkgo.v
 	$(LOCALCLUSTER) status
@@ -1034,7 +1037,7 @@ HELM_TEST_FLAGS ?=
 # The chart of the previous release as its release commit holds it (charts/ in git history),
 # with that release's manager image: make test-helm upgrades from it to this chart, the CRD
 # included.
-HELM_PREVIOUS := 0.4.0
+HELM_PREVIOUS := 0.4.1
 HELM_PREVIOUS_CHART := $(LOCALBIN)/chart-$(HELM_PREVIOUS)
 HELM_PREVIOUS_MANAGER := $(call released-manager,$(HELM_PREVIOUS))
 .PHONY: helm-chart-previous
@@ -1086,7 +1089,7 @@ test-all-rescue-%:
 compile-volume: | $(LOCALBIN) ## Count the Go source a cold test-all compiles, and what it compiles more than once (hack/compilevolume).
 	rm -rf $(LOCALBIN)/compile-volume && mkdir -p $(LOCALBIN)/compile-volume
 	cd hack/tools/traefik && trim/trim.sh $(LOCALBIN)/compile-volume/traefik
-	$(foreach v,0.2.0 0.3.0 0.3.1 0.3.2 0.4.0,mkdir -p $(LOCALBIN)/compile-volume/manager-$(v) && \
+	$(foreach v,0.2.0 0.3.0 0.3.1 0.3.2 0.4.0 0.4.1,mkdir -p $(LOCALBIN)/compile-volume/manager-$(v) && \
 		git archive $(RELEASE_COMMIT_$(v)) | tar -x -C $(LOCALBIN)/compile-volume/manager-$(v) &&) true
 	go run ./hack/compilevolume -builds hack/compilevolume/builds.txt
 

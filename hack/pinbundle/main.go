@@ -1,7 +1,7 @@
 // Command pinbundle writes a copy of an operator bundle with every image its
 // ClusterServiceVersion names pinned by digest (package pin):
 //
-//	pinbundle -bundle bundle -out DIR -image example.com/myapp-operator:v0.4.1=example.com/myapp-operator@sha256:...
+//	pinbundle -bundle bundle -out DIR -image example.com/myapp-operator:v0.5.0=example.com/myapp-operator@sha256:...
 //
 // Each -image maps a reference the CSV names to the digest reference that replaces it.
 package main

@@ -31,8 +31,8 @@ import (
 const (
 	pkg          = "myapp-operator"
 	csv020       = "myapp-operator.v0.2.0"
-	currentCSV   = "myapp-operator.v0.4.1"
-	current      = "0.4.1"
+	currentCSV   = "myapp-operator.v0.5.0"
+	current      = "0.5.0"
 	operatorName = "myapp-operator-controller-manager" // the manager's Deployment and ServiceAccount
 	crdName      = "myapps.example.com"
 	// The namespaces of config/olm (OwnNamespace: the operator and its MyApps) and of

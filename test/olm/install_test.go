@@ -28,8 +28,9 @@ const (
 	csv031         = "myapp-operator.v0.3.1"
 	csv032         = "myapp-operator.v0.3.2"
 	csv040         = "myapp-operator.v0.4.0"
-	currentCSV     = "myapp-operator.v0.4.1"
-	currentImage   = "example.com/myapp-operator:v0.4.1"
+	csv041         = "myapp-operator.v0.4.1"
+	currentCSV     = "myapp-operator.v0.5.0"
+	currentImage   = "example.com/myapp-operator:v0.5.0"
 )
 
 // The four install modes the CSV declares, installed one after another on one cluster, each
@@ -47,6 +48,8 @@ var (
 		targets: []string{"own-032"}, work: []string{"own-032"}, outside: "own-032-outside"}
 	ownNamespaceFrom040 = installMode{name: "OwnNamespace-from-0.4.0", installNS: "own-040",
 		targets: []string{"own-040"}, work: []string{"own-040"}, outside: "own-040-outside"}
+	ownNamespaceFrom041 = installMode{name: "OwnNamespace-from-0.4.1", installNS: "own-041",
+		targets: []string{"own-041"}, work: []string{"own-041"}, outside: "own-041-outside"}
 	singleNamespace = installMode{name: "SingleNamespace", installNS: "single-operator",
 		targets: []string{"single-team"}, work: []string{"single-team"}, outside: "single-outside"}
 	multiNamespace = installMode{name: "MultiNamespace", installNS: "multi-operator",
@@ -152,7 +155,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		m.uninstall()
 	})
 
-	// The releases of 0.3 and 0.4.0, each installed and then upgraded to the current version.
+	// The releases of 0.3 and 0.4, each installed and then upgraded to the current version.
 	// Their managers are read when the suite starts, so each story names its own.
 	for _, from := range []struct {
 		mode         installMode
@@ -163,6 +166,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 		{ownNamespaceFrom031, "0.3.1", csv031, func() string { return manager031Bin }},
 		{ownNamespaceFrom032, "0.3.2", csv032, func() string { return manager032Bin }},
 		{ownNamespaceFrom040, "0.4.0", csv040, func() string { return manager040Bin }},
+		{ownNamespaceFrom041, "0.4.1", csv041, func() string { return manager041Bin }},
 	} {
 		It("OwnNamespace: installs "+from.version+" and upgrades to the current version with MyApps served throughout, no pod replaced", func() {
 			m := from.mode
@@ -187,7 +191,7 @@ var _ = Describe("The operator installed through OLM", Ordered, func() {
 			}
 			expectAppsReady(m.installNS, apps, from.version)
 			var held *heldrollback.Held
-			if from.version == "0.4.0" {
+			if from.version == "0.4.0" || from.version == "0.4.1" {
 				held = heldrollback.Hold(ctx, k8s, m.installNS, "held", from.version,
 					examplev1.MyAppSpec{Image: "nginx:1.27"}, heldrollback.UnstartableImage)
 			}

@@ -34,6 +34,7 @@ var (
 	manager031Bin      string // the manager of 0.3.1, for the upgrade from it
 	manager032Bin      string // the manager of 0.3.2, for the upgrade from it
 	manager040Bin      string // the manager of 0.4.0, for the upgrade from it
+	manager041Bin      string // the manager of 0.4.1, for the upgrade from it
 )
 
 func TestOLM(t *testing.T) {
@@ -45,11 +46,12 @@ var _ = BeforeSuite(func() {
 	kubeconfig, olmBinDir, opmBin = os.Getenv("E2E_KUBECONFIG"), os.Getenv("E2E_OLM_BIN"), os.Getenv("E2E_OPM")
 	managerBin, manager020Bin, manager030Bin = os.Getenv("E2E_MANAGER"), os.Getenv("E2E_MANAGER_0_2_0"), os.Getenv("E2E_MANAGER_0_3_0")
 	manager031Bin, manager032Bin, manager040Bin = os.Getenv("E2E_MANAGER_0_3_1"), os.Getenv("E2E_MANAGER_0_3_2"), os.Getenv("E2E_MANAGER_0_4_0")
+	manager041Bin = os.Getenv("E2E_MANAGER_0_4_1")
 	// catalog/ names its bundles by image, which OLM would unpack with a Job that simulated
 	// nodes cannot run: make test-olm renders the same catalog from the bundle directories.
 	catalogDir = os.Getenv("E2E_CATALOG_DIR")
-	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || manager020Bin == "" || manager030Bin == "" || manager031Bin == "" || manager032Bin == "" || manager040Bin == "" || catalogDir == "" {
-		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER, E2E_MANAGER_0_2_0, E2E_MANAGER_0_3_0, E2E_MANAGER_0_3_1, E2E_MANAGER_0_3_2, E2E_MANAGER_0_4_0 and E2E_CATALOG_DIR are not set: run `make test-olm`")
+	if kubeconfig == "" || olmBinDir == "" || opmBin == "" || managerBin == "" || manager020Bin == "" || manager030Bin == "" || manager031Bin == "" || manager032Bin == "" || manager040Bin == "" || manager041Bin == "" || catalogDir == "" {
+		Skip("E2E_KUBECONFIG, E2E_OLM_BIN, E2E_OPM, E2E_MANAGER, E2E_MANAGER_0_2_0, E2E_MANAGER_0_3_0, E2E_MANAGER_0_3_1, E2E_MANAGER_0_3_2, E2E_MANAGER_0_4_0, E2E_MANAGER_0_4_1 and E2E_CATALOG_DIR are not set: run `make test-olm`")
 	}
 	SetDefaultEventuallyTimeout(3 * time.Minute)
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)

@@ -168,23 +168,40 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 		held := heldrollback.Hold(ctx, olm.K8s, appNS, "held", "0.4.0",
 			examplev1.MyAppSpec{Image: "nginx:1.27"}, heldrollback.UnstartableImage)
 
-		// The current version compares a resourceFieldRef's divisor by value, a looser rule
+		// 0.4.1 compares a resourceFieldRef's divisor by value, a looser rule
 		// (hack/crdupgrade/from-0.4.0.yaml), and changes descriptions: v1.2.0's preflight names
 		// each changed rule (and each changed description) as an unknown change.
-		By("upgrading to the current version with the preflight back at its default: refused for the changed divisor rule")
-		expectPreflightRefuses(currentVersion, "0.4.0",
+		By("upgrading to 0.4.1 with the preflight back at its default: refused for the changed divisor rule")
+		expectPreflightRefuses("0.4.1", "0.4.0",
 			`field "^.spec.env[*].valueFrom.resourceFieldRef" has unknown change`,
 			`field "^.spec.volumes[*].downwardAPI.items[*].resourceFieldRef" has unknown change`)
 
 		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade from 0.4.0", upgradeWithPreflightRelaxed(currentVersion))
+		AddReportEntry("OLM v1 upgrade to 0.4.1", upgradeWithPreflightRelaxed("0.4.1"))
 		expectReady(4)
 
-		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		By("running 0.4.1's manager with 0.4.1's permissions: the MyApp stays Ready, its pods are not replaced, the rollback held")
+		manager = restartManager(manager, "manager-0.4.1", env["E2E_MANAGER_0_4_1"])
 		expectReady(4)
 		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)))).To(Succeed())
 		expectReady(5)
+		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
+		held.ExpectKept(ctx)
+		expectNoRefusal(manager)
+		Eventually(func(g Gomega) {
+			pods = podUIDs(g)
+			g.Expect(pods).To(HaveLen(5))
+		}).Should(Succeed())
+
+		By("upgrading to the current version")
+		AddReportEntry("OLM v1 upgrade from 0.4.1", upgradeWithPreflightRelaxed(currentVersion))
+		expectReady(5)
+
+		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
+		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
+		expectReady(5)
+		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":6}}`)))).To(Succeed())
+		expectReady(6)
 		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
 		held.ExpectKept(ctx)
 		expectNoRefusal(manager)
@@ -248,7 +265,7 @@ func podUIDs(g Gomega) []string {
 }
 
 // currentVersion is the version of bundle/, the channel's head.
-const currentVersion = "0.4.1"
+const currentVersion = "0.5.0"
 
 // expectNoRefusal fails if the manager was ever refused a request (its RBAC falls short).
 func expectNoRefusal(manager *testutil.Process) {

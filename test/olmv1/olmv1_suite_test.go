@@ -2,7 +2,7 @@
 // and catalogd v1.2.0 run as processes against it, the image tool's registry serves the
 // catalog image and the bundle images, and the samples of config/olmv1 (a ClusterCatalog, a
 // ClusterExtension and its installer ServiceAccount) install 0.2.0 and upgrade it one release
-// at a time, 0.3.0, 0.3.1, 0.3.2, 0.4.0, then the current version, each past the CRD preflight
+// at a time, 0.3.0, 0.3.1, 0.3.2, 0.4.0, 0.4.1, then the current version, each past the CRD preflight
 // as the upgrade docs say. Each release's manager (built from its release commit) serves a MyApp
 // under that release's permissions; the cluster's nodes are kwok's, so the app's pods are
 // objects only.
@@ -44,7 +44,7 @@ func TestOLMv1(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	for _, k := range []string{"E2E_KUBECONFIG", "E2E_OLMV1_BIN", "E2E_IMAGE_TOOL", "E2E_MANAGER", "E2E_MANAGER_0_2_0", "E2E_MANAGER_0_3_0", "E2E_MANAGER_0_3_1", "E2E_MANAGER_0_3_2", "E2E_MANAGER_0_4_0", "E2E_OLMV1_CRDS"} {
+	for _, k := range []string{"E2E_KUBECONFIG", "E2E_OLMV1_BIN", "E2E_IMAGE_TOOL", "E2E_MANAGER", "E2E_MANAGER_0_2_0", "E2E_MANAGER_0_3_0", "E2E_MANAGER_0_3_1", "E2E_MANAGER_0_3_2", "E2E_MANAGER_0_4_0", "E2E_MANAGER_0_4_1", "E2E_OLMV1_CRDS"} {
 		env[k] = os.Getenv(k)
 		if env[k] == "" {
 			Skip(k + " is not set: run `make test-olmv1`")
