@@ -72,6 +72,9 @@ var fillersAt = map[string]map[string]any{
 	"volumes.[].downwardAPI": {"items": []any{map[string]any{"path": "p", "fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
 	"volumes.[].projected.sources.[].downwardAPI": {"items": []any{map[string]any{"path": "p", "fieldRef": map[string]any{"fieldPath": "metadata.name"}}}},
 	"volumes.[].projected":                        {"sources": []any{map[string]any{"configMap": map[string]any{"name": "c"}}}},
+	// An autoscaler's policy: its type is Pods or Percent, its value and period integers.
+	"autoScaling.behavior.scaleUp.policies.[]":   {"type": "Pods", "value": int64(1), "periodSeconds": int64(15)},
+	"autoScaling.behavior.scaleDown.policies.[]": {"type": "Pods", "value": int64(1), "periodSeconds": int64(15)},
 }
 
 // objectFillers complete an object of the schema, by its path, with what it needs beside the

@@ -123,7 +123,8 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Service type",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:ClusterIP","urn:alm:descriptor:com.tectonic.ui:select:NodePort","urn:alm:descriptor:com.tectonic.ui:select:LoadBalancer"}
 	ServiceType ServiceType `json:"serviceType,omitempty"`
 
-	// AutoScaling lets a HorizontalPodAutoscaler scale the Deployment on CPU utilisation.
+	// AutoScaling lets a HorizontalPodAutoscaler scale the Deployment on CPU utilisation,
+	// memory utilisation or both, at the pace its behavior allows.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Autoscaling"
 	AutoScaling *AutoScalingSpec `json:"autoScaling,omitempty"`
@@ -574,6 +575,7 @@ type KeySelector struct {
 
 // AutoScalingSpec configures a HorizontalPodAutoscaler for the application.
 // +kubebuilder:validation:XValidation:rule="!self.enabled || has(self.maxReplicas)",message="is required when autoscaling is enabled",fieldPath=".maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.targetCPUUtilizationPercentage) || self.targetCPUUtilizationPercentage > 0 || has(self.targetMemoryUtilizationPercentage)",message="may be 0 (not scaled on CPU) only when targetMemoryUtilizationPercentage is set: the autoscaler needs a metric to scale on",fieldPath=".targetCPUUtilizationPercentage"
 // +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || !has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="must not exceed maxReplicas",fieldPath=".minReplicas"
 type AutoScalingSpec struct {
 	// Enabled turns autoscaling on. While on, the HorizontalPodAutoscaler owns the number
@@ -599,13 +601,120 @@ type AutoScalingSpec struct {
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 
 	// TargetCPUUtilizationPercentage is the average CPU utilisation, as a percentage of the
-	// CPU request, that the autoscaler aims for.
-	// +kubebuilder:validation:Minimum=1
+	// CPU request, that the autoscaler aims for; 0 scales on memory alone, and needs
+	// targetMemoryUtilizationPercentage.
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=80
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Target CPU utilisation (%)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	TargetCPUUtilizationPercentage *int32 `json:"targetCPUUtilizationPercentage,omitempty"`
+
+	// TargetMemoryUtilizationPercentage is the average memory use, as a percentage of the
+	// memory request, that the autoscaler aims for, beside the CPU target (the autoscaler
+	// follows the one that asks for more pods). Unset: not scaled on memory. The pods need
+	// spec.resources.requests.memory (or a LimitRange's default) for the autoscaler to
+	// measure it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Target memory utilisation (%)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	TargetMemoryUtilizationPercentage *int32 `json:"targetMemoryUtilizationPercentage,omitempty"`
+
+	// Behavior sets how fast the autoscaler scales up and down. Unset, or for a direction it
+	// leaves out, Kubernetes' defaults apply: scale up at once (by up to 4 pods or 100 % per
+	// 15 s), scale down after a 300 s stabilisation window (by up to 100 % per 15 s).
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Scaling behaviour"
+	Behavior *AutoScalingBehavior `json:"behavior,omitempty"`
+}
+
+// AutoScalingBehavior is the pace of the autoscaler in each direction: the
+// HorizontalPodAutoscaler's spec.behavior.
+type AutoScalingBehavior struct {
+	// ScaleUp is how fast the autoscaler adds pods.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Scale up"
+	ScaleUp *ScalingRules `json:"scaleUp,omitempty"`
+
+	// ScaleDown is how fast the autoscaler removes pods.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Scale down"
+	ScaleDown *ScalingRules `json:"scaleDown,omitempty"`
+}
+
+// ScalingRules limit the autoscaler's changes in one direction.
+type ScalingRules struct {
+	// StabilizationWindowSeconds is how far back the autoscaler looks at its past
+	// recommendations before it scales (it takes the highest when scaling down, the lowest
+	// when scaling up), from 0 to 3600 seconds. Unset: 0 up, 300 down.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Stabilisation window (s)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	StabilizationWindowSeconds *int32 `json:"stabilizationWindowSeconds,omitempty"`
+
+	// SelectPolicy chooses among the policies: Max (the one allowing the largest change),
+	// Min (the smallest) or Disabled (no scaling in this direction). Unset: Max.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Policy selection",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Max","urn:alm:descriptor:com.tectonic.ui:select:Min","urn:alm:descriptor:com.tectonic.ui:select:Disabled"}
+	SelectPolicy *ScalingPolicySelect `json:"selectPolicy,omitempty"`
+
+	// Policies are the changes allowed per period, at least one and at most 10. Unset:
+	// Kubernetes' defaults for the direction.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Policies"
+	Policies []ScalingPolicy `json:"policies,omitempty"`
+}
+
+// ScalingPolicySelect chooses among a direction's scaling policies.
+// +kubebuilder:validation:Enum=Max;Min;Disabled
+type ScalingPolicySelect string
+
+const (
+	// ScalingPolicySelectMax takes the policy that allows the largest change.
+	ScalingPolicySelectMax ScalingPolicySelect = "Max"
+	// ScalingPolicySelectMin takes the policy that allows the smallest change.
+	ScalingPolicySelectMin ScalingPolicySelect = "Min"
+	// ScalingPolicySelectDisabled turns scaling in the direction off.
+	ScalingPolicySelectDisabled ScalingPolicySelect = "Disabled"
+)
+
+// ScalingPolicyType is the unit of a scaling policy's value.
+// +kubebuilder:validation:Enum=Pods;Percent
+type ScalingPolicyType string
+
+const (
+	// ScalingPolicyPods counts pods.
+	ScalingPolicyPods ScalingPolicyType = "Pods"
+	// ScalingPolicyPercent is a percentage of the current pods.
+	ScalingPolicyPercent ScalingPolicyType = "Percent"
+)
+
+// ScalingPolicy is one change the autoscaler may make within a period.
+type ScalingPolicy struct {
+	// Type is the unit of value: Pods or Percent (of the current pods).
+	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Type",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:Pods","urn:alm:descriptor:com.tectonic.ui:select:Percent"}
+	Type ScalingPolicyType `json:"type"`
+
+	// Value is how many pods, or what percentage of them, may be added or removed within
+	// periodSeconds; at least 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Value",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	Value int32 `json:"value"`
+
+	// PeriodSeconds is the window the value applies to, from 1 to 1800 seconds.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1800
+	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Period (s)",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	PeriodSeconds int32 `json:"periodSeconds"`
 }
 
 // RollbackStatus records a rollback the operator made.

@@ -199,6 +199,58 @@ var _ = Describe("A MyApp", func() {
 		Eventually(func(g Gomega) []string { return eventReasons(g, app) }).Should(ContainElement("Deleted"))
 	})
 
+	It("scales on memory at the pace its behavior sets, and returns to the CPU autoscaler of 0.4 when both are removed", func() {
+		disabled := examplev1.ScalingPolicySelectDisabled
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(6)),
+				TargetCPUUtilizationPercentage: ptrTo(int32(0)), TargetMemoryUtilizationPercentage: ptrTo(int32(70)),
+				Behavior: &examplev1.AutoScalingBehavior{
+					ScaleUp: &examplev1.ScalingRules{SelectPolicy: &disabled},
+					ScaleDown: &examplev1.ScalingRules{StabilizationWindowSeconds: ptrTo(int32(60)),
+						Policies: []examplev1.ScalingPolicy{{Type: examplev1.ScalingPolicyPods, Value: 1, PeriodSeconds: 120}}},
+				}}
+		})
+		resource := func(name corev1.ResourceName, target int32) autoscalingv2.MetricSpec {
+			return autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+				Name: name, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptrTo(target)}}}
+		}
+		Eventually(func(g Gomega) {
+			h := getHPA(ns, "web")(g)
+			g.Expect(h.Spec.Metrics).To(Equal([]autoscalingv2.MetricSpec{resource(corev1.ResourceMemory, 70)}))
+			g.Expect(h.Spec.Behavior).NotTo(BeNil())
+			g.Expect(h.Spec.Behavior.ScaleUp.SelectPolicy).To(HaveValue(Equal(autoscalingv2.DisabledPolicySelect)))
+			g.Expect(h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds).To(HaveValue(Equal(int32(60))))
+			g.Expect(h.Spec.Behavior.ScaleDown.Policies).To(Equal([]autoscalingv2.HPAScalingPolicy{
+				{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 120}}))
+		}).Should(Succeed())
+
+		By("leaving the autoscaler alone once it carries the spec, although the API server filled in the rest of the behavior")
+		version := func(g Gomega) string { return getHPA(ns, "web")(g).ResourceVersion }
+		var before string
+		Eventually(func(g Gomega) {
+			before = version(g)
+			g.Consistently(version, 2*resyncPeriod, 200*time.Millisecond).Should(Equal(before))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("scaling on CPU alone again, at Kubernetes' pace, once memory and behavior are removed")
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.AutoScaling.TargetCPUUtilizationPercentage = ptrTo(int32(60))
+			a.Spec.AutoScaling.TargetMemoryUtilizationPercentage = nil
+			a.Spec.AutoScaling.Behavior = nil
+		})
+		Eventually(func(g Gomega) {
+			h := getHPA(ns, "web")(g)
+			g.Expect(h.Spec.Metrics).To(Equal([]autoscalingv2.MetricSpec{resource(corev1.ResourceCPU, 60)}))
+			// The API server defaults what the operator no longer sets: Kubernetes' pace.
+			if b := h.Spec.Behavior; b != nil {
+				g.Expect(b.ScaleUp.SelectPolicy).To(HaveValue(Equal(autoscalingv2.MaxChangePolicySelect)))
+				g.Expect(b.ScaleDown.StabilizationWindowSeconds).To(HaveValue(Equal(int32(300))))
+				g.Expect(b.ScaleDown.Policies).To(Equal([]autoscalingv2.HPAScalingPolicy{
+					{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15}}))
+			}
+		}).Should(Succeed())
+	})
+
 	It("recreates children deleted by hand", func() {
 		createMyApp(ns, "web", nil)
 		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {

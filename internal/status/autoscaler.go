@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -40,8 +41,8 @@ func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Tim
 	switch {
 	case metricsUnavailable[c.Reason]:
 		msg = fmt.Sprintf("HorizontalPodAutoscaler %s has had no metrics for the pods for %s (%s): a metrics server must run in "+
-			"the cluster, and spec.resources.requests.cpu must be set; `kubectl describe hpa %s` shows the autoscaler's own message",
-			h.Name, AutoscalerMetricsGrace, c.Reason, h.Name)
+			"the cluster, and %s must be set; `kubectl describe hpa %s` shows the autoscaler's own message",
+			h.Name, AutoscalerMetricsGrace, c.Reason, requestsNeeded(h), h.Name)
 	case c.Reason == "ScalingDisabled":
 		msg = fmt.Sprintf("HorizontalPodAutoscaler %s does not scale (ScalingDisabled): its Deployment was scaled to 0 by hand; "+
 			"scale the Deployment up for autoscaling to resume", h.Name)
@@ -49,6 +50,26 @@ func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Tim
 		msg = fmt.Sprintf("HorizontalPodAutoscaler %s cannot scale (%s); `kubectl describe hpa %s` shows why", h.Name, c.Reason, h.Name)
 	}
 	return &Failure{Reason: examplev1.ReasonAutoscalerUnableToScale, Message: msg}
+}
+
+// requestsNeeded names the requests the autoscaler's utilisation targets are measured
+// against: spec.resources.requests.cpu, .memory, or both.
+func requestsNeeded(h *autoscalingv2.HorizontalPodAutoscaler) string {
+	var names []string
+	for _, m := range h.Spec.Metrics {
+		if m.Resource != nil && m.Resource.Target.Type == autoscalingv2.UtilizationMetricType {
+			names = append(names, "spec.resources.requests."+string(m.Resource.Name))
+		}
+	}
+	switch len(names) {
+	case 0:
+		// An autoscaler made by this operator always has a target; one it reads before its
+		// first apply may not.
+		return "spec.resources.requests.cpu"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // autoscalerProblem is the autoscaler's first condition that says it cannot scale, or nil.

@@ -21,6 +21,13 @@ var ValidMyApps = []ValidMyApp{
 	{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
+	{"autoscaling-on-memory-alone", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"}},
+			"autoScaling":{"enabled":true,"maxReplicas":4,"targetCPUUtilizationPercentage":0,"targetMemoryUtilizationPercentage":75}}`},
+	{"autoscaling-on-cpu-and-memory-with-behavior", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":4,
+			"targetMemoryUtilizationPercentage":1,"behavior":{
+			"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Min","policies":[{"type":"Pods","value":1,"periodSeconds":1},{"type":"Percent","value":2147483647,"periodSeconds":1800}]},
+			"scaleDown":{"stabilizationWindowSeconds":3600,"selectPolicy":"Disabled"}}}}`},
+	{"autoscaling-behavior-empty-directions", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":4,"behavior":{"scaleUp":{},"scaleDown":{}}}}`},
 	// Scale to zero, no replica cap, int quantities, any resource name.
 	{"scale-to-zero", `{"image":"nginx","replicas":0}`},
 	{"many-replicas", `{"image":"nginx","replicas":5000,"autoScaling":{"enabled":false,"maxReplicas":10000}}`},

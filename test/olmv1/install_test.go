@@ -193,7 +193,13 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			g.Expect(pods).To(HaveLen(5))
 		}).Should(Succeed())
 
-		By("upgrading to the current version")
+		// The current version lets the autoscaler's CPU target be 0 beside a memory target, a
+		// looser rule over spec.autoScaling (hack/crdupgrade/from-0.4.1.yaml): v1.2.0's
+		// preflight names it as an unknown change.
+		By("upgrading to the current version with the preflight back at its default: refused for the changed autoscaling rule")
+		expectPreflightRefuses(currentVersion, "0.4.1", `field "^.spec.autoScaling" has unknown change`)
+
+		By("upgrading with the documented step")
 		AddReportEntry("OLM v1 upgrade from 0.4.1", upgradeWithPreflightRelaxed(currentVersion))
 		expectReady(5)
 
