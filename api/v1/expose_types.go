@@ -39,6 +39,12 @@ type Expose struct {
 	// +optional
 	Gateway *GatewayReference `json:"gateway,omitempty"`
 
+	// PortName is the port the route or Ingress sends requests to: http (the MyApp's port,
+	// the default) or the name of a TCP port in spec.ports.
+	// +kubebuilder:validation:MaxLength=15
+	// +optional
+	PortName string `json:"portName,omitempty"`
+
 	// IngressClassName is the class of the app's Ingress (an IngressClass's name).
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`

@@ -23,6 +23,15 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.volumeMounts) || self.files.all(f, self.volumeMounts.all(m, f.path != m.mountPath && !f.path.startsWith(m.mountPath + '/') && !m.mountPath.startsWith(f.path + '/')))",message="a file must not be at or inside the path of a volume mount, nor be a directory of one",fieldPath=".files"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || has(self.progressDeadlineSeconds) || self.minReadySeconds < 600",message="must be less than progressDeadlineSeconds (600 when left out)",fieldPath=".minReadySeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || type(self.readinessProbe.httpGet.port) == int || self.readinessProbe.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".readinessProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || type(self.readinessProbe.tcpSocket.port) == int || self.readinessProbe.tcpSocket.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".readinessProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.httpGet) || !has(self.livenessProbe.httpGet.port) || type(self.livenessProbe.httpGet.port) == int || self.livenessProbe.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.httpGet.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".livenessProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.livenessProbe) || !has(self.livenessProbe.tcpSocket) || !has(self.livenessProbe.tcpSocket.port) || type(self.livenessProbe.tcpSocket.port) == int || self.livenessProbe.tcpSocket.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.livenessProbe.tcpSocket.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".livenessProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.httpGet) || !has(self.startupProbe.httpGet.port) || type(self.startupProbe.httpGet.port) == int || self.startupProbe.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.httpGet.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".startupProbe.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.tcpSocket) || !has(self.startupProbe.tcpSocket.port) || type(self.startupProbe.tcpSocket.port) == int || self.startupProbe.tcpSocket.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.tcpSocket.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".startupProbe.tcpSocket.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.httpGet) || !has(self.lifecycle.preStop.httpGet.port) || type(self.lifecycle.preStop.httpGet.port) == int || self.lifecycle.preStop.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.lifecycle.preStop.httpGet.port))",message="must name a port of the container: http (the MyApp's port) or a name in spec.ports",fieldPath=".lifecycle.preStop.httpGet.port"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, p.port != (has(self.port) ? self.port : 8080) || (has(p.protocol) && p.protocol != 'TCP'))",message="a TCP port must not be spec.port, which is the container's port http already",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.expose) || !has(self.expose.portName) || self.expose.portName == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.expose.portName && (!has(p.protocol) || p.protocol == 'TCP')))",message="must be http (the MyApp's port) or the name of a TCP port in spec.ports",fieldPath=".expose.portName"
 type MyAppSpec struct {
 	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
 	// application to zero (the MyApp is then Ready with 0 of 0 pods). While autoscaling is
@@ -57,6 +66,17 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Port",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
 	Port *int32 `json:"port,omitempty"`
+
+	// Ports are the container's ports beside port (which is named http), at most 16, each
+	// also on the Service under the same name and number. A probe may name one, and
+	// expose.portName may send the route or Ingress to a TCP one.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.port == p.port && (has(q.protocol) ? q.protocol : 'TCP') == (has(p.protocol) ? p.protocol : 'TCP')))",message="each port number must appear once per protocol: the Service takes each once"
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Ports"
+	Ports []ContainerPort `json:"ports,omitempty"`
 
 	// Resources are the compute resources of the container. Requests must not exceed limits.
 	// +optional
@@ -571,6 +591,53 @@ type KeySelector struct {
 	// +required
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Key",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Key string `json:"key"`
+}
+
+// PortProtocol is the protocol of a port.
+// +kubebuilder:validation:Enum=TCP;UDP;SCTP
+type PortProtocol string
+
+// The protocols a port may have.
+const (
+	ProtocolTCP  PortProtocol = "TCP"
+	ProtocolUDP  PortProtocol = "UDP"
+	ProtocolSCTP PortProtocol = "SCTP"
+)
+
+// ContainerPort is a port of the container beside the MyApp's port, also on its Service.
+type ContainerPort struct {
+	// Name names the port in the container and on the Service, as probes and
+	// expose.portName refer to it: at most 15 lower-case letters, digits and '-', with at
+	// least one letter, not starting or ending with '-', without '--', and not http.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--')",message="must be a port name: at most 15 lower-case letters, digits and '-', with at least one letter, not starting or ending with '-' and without '--'"
+	// +kubebuilder:validation:XValidation:rule="self != 'http'",message="must not be http, the name of the MyApp's port (spec.port)"
+	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	Name string `json:"name"`
+
+	// Port is the number the container listens on, and the Service's port of the same name.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +required
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Port",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:number"}
+	Port int32 `json:"port"`
+
+	// Protocol is TCP, UDP or SCTP; TCP when left out.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Protocol",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:select:TCP","urn:alm:descriptor:com.tectonic.ui:select:UDP","urn:alm:descriptor:com.tectonic.ui:select:SCTP"}
+	Protocol *PortProtocol `json:"protocol,omitempty"`
+
+	// AppProtocol is the application protocol of the Service's port, for the Gateway or
+	// proxies that read it: an IANA service name such as http, https or h2c, or a
+	// domain-prefixed name such as kubernetes.io/h2c; at most 63 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')",message="must be a name such as http, h2c or kubernetes.io/h2c: letters, digits, '-', '_' and '.', starting and ending with a letter or digit, optionally after a DNS-subdomain prefix and '/'"
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Application protocol",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	AppProtocol *string `json:"appProtocol,omitempty"`
 }
 
 // AutoScalingSpec configures a HorizontalPodAutoscaler for the application.

@@ -67,9 +67,9 @@ type HTTPGetProbe struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
-	// Port is the port to request: a number, or "http", the name of the container's one
-	// port (the MyApp's port). Defaults to the MyApp's port.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self == 'http'",message="must be a port number from 1 to 65535 or http, the name of the container's port"
+	// Port is the port to request: a number, or the name of a port of the container, http
+	// (the MyApp's port) or a name in spec.ports. Defaults to the MyApp's port.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : size(self) <= 15",message="must be a port number from 1 to 65535 or the name of a port of the container: http (the MyApp's port) or a name in spec.ports"
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`
 
@@ -102,9 +102,9 @@ type HTTPHeader struct {
 
 // TCPSocketProbe is a TCP connection to the container.
 type TCPSocketProbe struct {
-	// Port is the port to connect to: a number, or "http", the name of the container's one
-	// port (the MyApp's port). Defaults to the MyApp's port.
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : self == 'http'",message="must be a port number from 1 to 65535 or http, the name of the container's port"
+	// Port is the port to connect to: a number, or the name of a port of the container, http
+	// (the MyApp's port) or a name in spec.ports. Defaults to the MyApp's port.
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? (self >= 1 && self <= 65535) : size(self) <= 15",message="must be a port number from 1 to 65535 or the name of a port of the container: http (the MyApp's port) or a name in spec.ports"
 	// +optional
 	Port *intstr.IntOrString `json:"port,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -248,6 +249,54 @@ var _ = Describe("A MyApp", func() {
 				g.Expect(b.ScaleDown.Policies).To(Equal([]autoscalingv2.HPAScalingPolicy{
 					{Type: autoscalingv2.PercentScalingPolicy, Value: 100, PeriodSeconds: 15}}))
 			}
+		}).Should(Succeed())
+	})
+
+	It("puts spec.ports on its container and Service, sends its Ingress to expose.portName, and removes a port taken out", func() {
+		udp := examplev1.ProtocolUDP
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.Ports = []examplev1.ContainerPort{{Name: "metrics", Port: 9090, AppProtocol: ptrTo("http")}, {Name: "dns", Port: 53, Protocol: &udp}}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"shop.example.com"}, PortName: "metrics"}
+		})
+		type port struct {
+			name     string
+			number   int32
+			protocol corev1.Protocol
+		}
+		expectPorts := func(g Gomega, want ...port) {
+			var container, service []port
+			for _, p := range getDeployment(ns, "web")(g).Spec.Template.Spec.Containers[0].Ports {
+				container = append(container, port{p.Name, p.ContainerPort, p.Protocol})
+			}
+			for _, p := range getService(ns, "web")(g).Spec.Ports {
+				service = append(service, port{p.Name, p.Port, p.Protocol})
+				g.Expect(p.TargetPort).To(Equal(intstr.FromString(p.Name)))
+				if p.Name == "metrics" {
+					g.Expect(p.AppProtocol).To(HaveValue(Equal("http")))
+				}
+			}
+			g.Expect(container).To(ConsistOf(want))
+			g.Expect(service).To(ConsistOf(want))
+		}
+		ingressPort := func(g Gomega) int32 {
+			ing := &networkingv1.Ingress{}
+			g.Expect(k8s.Get(suiteCtx, key(ns, "web"), ing)).To(Succeed())
+			return ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number
+		}
+		http := port{desired.PortName, desired.DefaultPort, corev1.ProtocolTCP}
+		Eventually(func(g Gomega) {
+			expectPorts(g, http, port{"metrics", 9090, corev1.ProtocolTCP}, port{"dns", 53, corev1.ProtocolUDP})
+			g.Expect(ingressPort(g)).To(Equal(int32(9090)))
+		}).Should(Succeed())
+
+		By("taking a port out and sending the Ingress to the MyApp's port again")
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.Ports = a.Spec.Ports[:1]
+			a.Spec.Expose.PortName = ""
+		})
+		Eventually(func(g Gomega) {
+			expectPorts(g, http, port{"metrics", 9090, corev1.ProtocolTCP})
+			g.Expect(ingressPort(g)).To(Equal(desired.DefaultPort))
 		}).Should(Succeed())
 	})
 

@@ -51,6 +51,26 @@ func replicas(app *examplev1.MyApp) int32 { return valueOr(app.Spec.Replicas, De
 
 func port(app *examplev1.MyApp) int32 { return valueOr(app.Spec.Port, DefaultPort) }
 
+// portProtocol is a port's protocol, TCP when left out.
+func portProtocol(p examplev1.ContainerPort) corev1.Protocol {
+	return corev1.Protocol(valueOr(p.Protocol, examplev1.ProtocolTCP))
+}
+
+// exposedPort is the number of the Service port the route or Ingress sends to: the one
+// expose.portName names among spec.ports, or the MyApp's port (http). A name admission would
+// refuse (a port since removed, in an object stored without the rule) falls back to the
+// MyApp's port rather than to a port the Service lacks.
+func exposedPort(app *examplev1.MyApp) int32 {
+	if e := app.Spec.Expose; e != nil && e.PortName != "" && e.PortName != PortName {
+		for _, p := range app.Spec.Ports {
+			if p.Name == e.PortName && portProtocol(p) == corev1.ProtocolTCP {
+				return p.Port
+			}
+		}
+	}
+	return port(app)
+}
+
 func valueOr[T any](p *T, def T) T {
 	if p == nil {
 		return def

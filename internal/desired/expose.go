@@ -98,7 +98,7 @@ func Ingress(app *examplev1.MyApp, class *string) *networkingv1ac.IngressApplyCo
 	e := app.Spec.Expose
 	backend := networkingv1ac.IngressBackend().WithService(networkingv1ac.IngressServiceBackend().
 		WithName(app.Name).
-		WithPort(networkingv1ac.ServiceBackendPort().WithNumber(port(app))))
+		WithPort(networkingv1ac.ServiceBackendPort().WithNumber(exposedPort(app))))
 	spec := networkingv1ac.IngressSpec()
 	if class != nil {
 		spec.WithIngressClassName(*class)
@@ -152,7 +152,7 @@ func HTTPRoute(app *examplev1.MyApp, gw examplev1.GatewayReference) *gatewayv1ac
 			WithGroup("").
 			WithKind("Service").
 			WithName(gatewayv1.ObjectName(app.Name)).
-			WithPort(port(app)).
+			WithPort(exposedPort(app)).
 			WithWeight(1))
 	return gatewayv1ac.HTTPRoute(app.Name, app.Namespace).
 		WithLabels(Labels(app)).

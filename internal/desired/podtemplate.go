@@ -88,6 +88,12 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 			WithName(PortName).
 			WithContainerPort(port(app)).
 			WithProtocol(corev1.ProtocolTCP))
+	for _, p := range app.Spec.Ports {
+		c.WithPorts(corev1ac.ContainerPort().
+			WithName(p.Name).
+			WithContainerPort(p.Port).
+			WithProtocol(portProtocol(p)))
+	}
 	if len(app.Spec.Command) > 0 {
 		c.WithCommand(app.Spec.Command...)
 	}

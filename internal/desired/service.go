@@ -12,7 +12,8 @@ import (
 // 0.2.0 Deployment are being replaced.
 const SelectorMigrationFrom020 = "from-0.2.0"
 
-// Service is the Service the MyApp wants: its port, forwarded to the container's named port,
+// Service is the Service the MyApp wants: its port and spec.ports, each forwarded to the
+// container's port of the same name,
 // with the MyApp's service type and annotations. Fields the API server allocates (cluster
 // IP, node ports) are left to it. While migrating is true (a 0.2.0 Deployment's pods are
 // still serving) it selects the old pods and the new ones alike and carries the migration
@@ -26,17 +27,29 @@ func Service(app *examplev1.MyApp, migrating bool) *corev1ac.ServiceApplyConfigu
 	if migrating {
 		selector = migrationSelectorLabels(app)
 	}
+	spec := corev1ac.ServiceSpec().
+		WithType(serviceType).
+		WithSelector(selector).
+		WithPorts(corev1ac.ServicePort().
+			WithName(PortName).
+			WithProtocol(corev1.ProtocolTCP).
+			WithPort(port(app)).
+			WithTargetPort(intstr.FromString(PortName)))
+	for _, p := range app.Spec.Ports {
+		sp := corev1ac.ServicePort().
+			WithName(p.Name).
+			WithProtocol(portProtocol(p)).
+			WithPort(p.Port).
+			WithTargetPort(intstr.FromString(p.Name))
+		if p.AppProtocol != nil {
+			sp.WithAppProtocol(*p.AppProtocol)
+		}
+		spec.WithPorts(sp)
+	}
 	svc := corev1ac.Service(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
 		WithOwnerReferences(ownerReference(app)).
-		WithSpec(corev1ac.ServiceSpec().
-			WithType(serviceType).
-			WithSelector(selector).
-			WithPorts(corev1ac.ServicePort().
-				WithName(PortName).
-				WithProtocol(corev1.ProtocolTCP).
-				WithPort(port(app)).
-				WithTargetPort(intstr.FromString(PortName))))
+		WithSpec(spec)
 	if len(app.Spec.ServiceAnnotations) > 0 {
 		svc.WithAnnotations(app.Spec.ServiceAnnotations)
 	}

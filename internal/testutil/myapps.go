@@ -21,6 +21,13 @@ var ValidMyApps = []ValidMyApp{
 	{"digest", `{"image":"ghcr.io/org/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"digest-sha512", `{"image":"ghcr.io/org/app:1.0@sha512:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}`},
 	{"autoscaling-off-without-max", `{"image":"nginx","autoScaling":{"enabled":false}}`},
+	{"named-ports", `{"image":"nginx","port":8080,"ports":[{"name":"metrics","port":9090,"appProtocol":"http"},{"name":"grpc","port":9000,"appProtocol":"kubernetes.io/h2c"},
+			{"name":"dns","port":53,"protocol":"UDP"},{"name":"dns-tcp","port":53},{"name":"sctp-1","port":8080,"protocol":"SCTP"}],
+			"readinessProbe":{"httpGet":{"port":"metrics","path":"/ready"}},"livenessProbe":{"tcpSocket":{"port":"grpc"}},"startupProbe":{"httpGet":{"port":"http"}},
+			"lifecycle":{"preStop":{"httpGet":{"port":"metrics","path":"/drain"}}},"serviceType":"NodePort",
+			"expose":{"hosts":["shop.example.com"],"portName":"grpc"}}`},
+	{"named-ports-exposed-by-http", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["shop.example.com"],"portName":"http"}}`},
+	{"named-ports-sixteen", `{"image":"nginx","serviceType":"LoadBalancer","ports":[` + sixteenPorts + `]}`},
 	{"autoscaling-on-memory-alone", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"}},
 			"autoScaling":{"enabled":true,"maxReplicas":4,"targetCPUUtilizationPercentage":0,"targetMemoryUtilizationPercentage":75}}`},
 	{"autoscaling-on-cpu-and-memory-with-behavior", `{"image":"nginx","autoScaling":{"enabled":true,"maxReplicas":4,
@@ -218,3 +225,12 @@ func manyFiles(n int) string {
 	}
 	return b.String()
 }
+
+// sixteenPorts are the most ports a MyApp may have, of every protocol.
+var sixteenPorts = func() string {
+	var ports []string
+	for i := range 16 {
+		ports = append(ports, fmt.Sprintf(`{"name":"p%d","port":%d,"protocol":"%s"}`, i, 9000+i/3, []string{"TCP", "UDP", "SCTP"}[i%3]))
+	}
+	return strings.Join(ports, ",")
+}()

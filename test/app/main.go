@@ -4,9 +4,11 @@
 // variable NAME (404 when unset) and `/file?path=P` with the content of the file P, so a test
 // sees what the pod was given, `/write?path=P` by writing a small file at P (500 when it
 // cannot), and `/readyz` and `/healthz` with "ok". It writes no file unless asked, so it runs
-// as any user on a read-only root filesystem.
+// as any user on a read-only root filesystem. With an admin port (--admin-port, default
+// $ADMIN_PORT, none when unset) it also answers there, every path with a line naming that
+// port, so a test sees a second port of the pod served through its own Service port.
 //
-//	app [--port N] [--shutdown-delay D] [--config FILE]
+//	app [--port N] [--admin-port N] [--shutdown-delay D] [--config FILE]
 //
 // Like a real app, it refuses to start on a configuration it cannot use, so that a test can
 // make its new pods crash through configuration alone: it exits with status 1 when
@@ -38,6 +40,7 @@ var version = "dev"
 
 func main() {
 	port := flag.Int("port", defaultPort(), "TCP port to serve on (default: $PORT, else 8080)")
+	adminPort := flag.Int("admin-port", envPort("ADMIN_PORT", 0), "a second TCP port to answer on (default: $ADMIN_PORT, else none)")
 	delay := flag.Duration("shutdown-delay", defaultShutdownDelay(), "how long to keep serving after SIGTERM (default: $SHUTDOWN_DELAY, else 0)")
 	config := flag.String("config", os.Getenv("CONFIG_FILE"), "a key=value file the app must be able to read (default: $CONFIG_FILE)")
 	flag.Parse()
@@ -82,6 +85,18 @@ func main() {
 	mux.HandleFunc("/healthz", ok)
 
 	srv := &http.Server{Addr: fmt.Sprintf(":%d", *port), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var admin *http.Server
+	if *adminPort > 0 {
+		admin = &http.Server{Addr: fmt.Sprintf(":%d", *adminPort), ReadHeaderTimeout: 10 * time.Second,
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = fmt.Fprintf(w, "myapp test app %s admin port %d on %s\n", version, *adminPort, hostname)
+			})}
+		go func() {
+			if err := admin.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				log.Fatal(err)
+			}
+		}()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go func() {
@@ -90,6 +105,9 @@ func main() {
 		time.Sleep(*delay)
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if admin != nil {
+			_ = admin.Shutdown(shutdown)
+		}
 		_ = srv.Shutdown(shutdown)
 	}()
 	log.Printf("myapp test app %s serving on :%d", version, *port)
@@ -98,11 +116,14 @@ func main() {
 	}
 }
 
-func defaultPort() int {
-	if p, err := strconv.Atoi(os.Getenv("PORT")); err == nil && p > 0 {
+func defaultPort() int { return envPort("PORT", 8080) }
+
+// envPort is the port in the environment variable name, or def when it holds none.
+func envPort(name string, def int) int {
+	if p, err := strconv.Atoi(os.Getenv(name)); err == nil && p > 0 {
 		return p
 	}
-	return 8080
+	return def
 }
 
 func defaultShutdownDelay() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -83,21 +85,30 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		Expect(err.Error()).To(ContainSubstring("violates PodSecurity"))
 	})
 
-	It("makes a MyApp Ready once its pods answer, routes its Service and rolls its pods to a new image", func() {
+	It("makes a MyApp Ready once its pods answer, routes its Service and its second port, and rolls its pods to a new image", func() {
 		ns := newNamespace()
 		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
+		// A second, named port beside the app's: the pods are ready only once it answers (the
+		// readiness probe names it), and the Service forwards its own port of that name to it.
+		const adminPort = 9090
 		app := &examplev1.MyApp{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-			Spec:       examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort)},
+			Spec: examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort),
+				Ports:          []examplev1.ContainerPort{{Name: "admin", Port: adminPort}},
+				Env:            []examplev1.EnvVar{{Name: "ADMIN_PORT", Value: ptr.To(strconv.Itoa(adminPort))}},
+				ReadinessProbe: &examplev1.Probe{HTTPGet: &examplev1.HTTPGetProbe{Port: ptr.To(intstr.FromString("admin"))}}},
 		}
 		Expect(k8s.Create(ctx, app)).To(Succeed())
 
 		By("waiting until the MyApp is Ready, then asking each of its pods directly")
 		before := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
 
-		By("asking through the Service's cluster IP, as a client in the cluster would")
+		By("asking through the Service's cluster IP, as a client in the cluster would, on both ports")
 		service := serviceURL(ns, app.Name)
 		Eventually(httpGet).WithArguments(service).Should(ContainSubstring("myapp test app " + appVersions[0]))
+		admin := strings.Replace(service, fmt.Sprintf(":%d/", appPort), fmt.Sprintf(":%d/", adminPort), 1)
+		Expect(admin).NotTo(Equal(service))
+		Eventually(httpGet).WithArguments(admin).Should(ContainSubstring(fmt.Sprintf("myapp test app %s admin port %d", appVersions[0], adminPort)))
 
 		By("changing the image to the app's next version")
 		setImage(app, v2)
