@@ -18,8 +18,9 @@ import (
 	"github.com/example/myapp-operator/internal/ssa"
 )
 
-// RepairFieldOwner is the field manager of 0.2.0's repair merge patch. 0.2.0 removed its
-// managedFields entry right after the repair; one that survived is removed on a later
+// RepairFieldOwner is the field manager of the repair of a port edited by hand
+// (repairPortClash), as it was of 0.2.0's repair merge patch. Its managedFields entry is
+// removed right after the apply that follows the repair, and one that survived on a later
 // reconcile, since it would keep alive fields the operator no longer sends.
 const RepairFieldOwner = "myapp-operator-repair"
 

@@ -289,6 +289,30 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(ingressPort(g)).To(Equal(int32(9090)))
 		}).Should(Succeed())
 
+		By("putting back a named port's number and protocol edited by hand")
+		Eventually(func(g Gomega) {
+			s := getService(ns, "web")(g)
+			for i := range s.Spec.Ports {
+				if s.Spec.Ports[i].Name == "metrics" {
+					s.Spec.Ports[i].Port = 9191
+				}
+			}
+			g.Expect(k8s.Update(suiteCtx, s, client.FieldOwner("someone"))).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			d := getDeployment(ns, "web")(g)
+			ports := d.Spec.Template.Spec.Containers[0].Ports
+			for i := range ports {
+				if ports[i].Name == "dns" {
+					ports[i].Protocol = corev1.ProtocolTCP
+				}
+			}
+			g.Expect(k8s.Update(suiteCtx, d, client.FieldOwner("someone"))).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			expectPorts(g, http, port{"metrics", 9090, corev1.ProtocolTCP}, port{"dns", 53, corev1.ProtocolUDP})
+		}).Should(Succeed())
+
 		By("taking a port out and sending the Ingress to the MyApp's port again")
 		updateMyApp(app, func(a *examplev1.MyApp) {
 			a.Spec.Ports = a.Spec.Ports[:1]

@@ -14,25 +14,39 @@ import (
 func keyOf(obj client.Object) client.ObjectKey { return client.ObjectKeyFromObject(obj) }
 
 func TestKeyClashOps(t *testing.T) {
+	tcp := func(name string, n int32) KeyedItem { return KeyedItem{Name: name, ItemKey: ItemKey{n, "TCP"}} }
+	sctp := func(name string, n int32) KeyedItem { return KeyedItem{Name: name, ItemKey: ItemKey{n, "SCTP"}} }
+	http := map[string]ItemKey{"http": {8080, "TCP"}}
 	cases := map[string]struct {
-		names []string
-		keys  []int32
-		want  []map[string]any
+		items []KeyedItem
+		want  map[string]ItemKey
+		ops   []map[string]any
 	}{
-		"nothing clashes": {names: []string{"http", "metrics"}, keys: []int32{8080, 9090}},
-		"our item's key edited": {names: []string{"metrics", "http"}, keys: []int32{9090, 8081}, want: []map[string]any{
+		"nothing clashes": {items: []KeyedItem{tcp("http", 8080), tcp("metrics", 9090)}, want: http},
+		"our item's number edited": {items: []KeyedItem{tcp("metrics", 9090), tcp("http", 8081)}, want: http, ops: []map[string]any{
 			testOp("/spec/ports/1/name", "http"), {"op": "replace", "path": "/spec/ports/1/port", "value": int32(8080)}}},
-		"our item added beside the edited one": {names: []string{"http", "http"}, keys: []int32{8081, 8080}, want: []map[string]any{
+		"our item added beside the edited one": {items: []KeyedItem{tcp("http", 8081), tcp("http", 8080)}, want: http, ops: []map[string]any{
 			testOp("/spec/ports/0/name", "http"), {"op": "remove", "path": "/spec/ports/0"}}},
-		"two edited items of our name": {names: []string{"http", "http"}, keys: []int32{8081, 8082}, want: []map[string]any{
+		"two edited items of our name": {items: []KeyedItem{tcp("http", 8081), tcp("http", 8082)}, want: http, ops: []map[string]any{
 			testOp("/spec/ports/1/name", "http"), {"op": "replace", "path": "/spec/ports/1/port", "value": int32(8080)},
 			testOp("/spec/ports/0/name", "http"), {"op": "remove", "path": "/spec/ports/0"}}},
+		// Another port of the same number over another protocol is no clash: our item gets
+		// its number back rather than being removed.
+		"our number taken over another protocol": {items: []KeyedItem{tcp("http", 7070), sctp("assoc", 8080)},
+			want: map[string]ItemKey{"http": {8080, "TCP"}, "assoc": {8080, "SCTP"}}, ops: []map[string]any{
+				testOp("/spec/ports/0/name", "http"), {"op": "replace", "path": "/spec/ports/0/port", "value": int32(8080)}}},
+		"our item's protocol edited": {items: []KeyedItem{{Name: "http", ItemKey: ItemKey{8080, "UDP"}}}, want: http, ops: []map[string]any{
+			testOp("/spec/ports/0/name", "http"), {"op": "replace", "path": "/spec/ports/0/protocol", "value": "TCP"}}},
+		"several of our ports edited": {items: []KeyedItem{tcp("http", 8081), tcp("metrics", 9191), tcp("other", 1)},
+			want: map[string]ItemKey{"http": {8080, "TCP"}, "metrics": {9090, "TCP"}}, ops: []map[string]any{
+				testOp("/spec/ports/1/name", "metrics"), {"op": "replace", "path": "/spec/ports/1/port", "value": int32(9090)},
+				testOp("/spec/ports/0/name", "http"), {"op": "replace", "path": "/spec/ports/0/port", "value": int32(8080)}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			ops := keyClashOps(KeyedList{Path: "/spec/ports", KeyField: "port", Names: tc.names, Keys: tc.keys}, "http", 8080)
-			g.Expect(ops).To(Equal(tc.want))
+			ops := keyClashOps(KeyedList{Path: "/spec/ports", KeyField: "port", Items: tc.items}, tc.want)
+			g.Expect(ops).To(Equal(tc.ops))
 		})
 	}
 }
@@ -57,9 +71,10 @@ func TestRepairKeyClash(t *testing.T) {
 
 	l := KeyedList{Path: "/spec/ports", KeyField: "port"}
 	for _, p := range svc.Spec.Ports {
-		l.Names, l.Keys = append(l.Names, p.Name), append(l.Keys, p.Port)
+		l.Items = append(l.Items, KeyedItem{Name: p.Name, ItemKey: ItemKey{p.Port, string(p.Protocol)}})
 	}
-	repaired, err := RepairKeyClash(t.Context(), k8s, svc, "tester", "http", 8080, l)
+	want := map[string]ItemKey{"http": {8080, "TCP"}}
+	repaired, err := RepairKeyClash(t.Context(), k8s, svc, "tester", want, l)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(repaired).To(BeTrue())
 	g.Expect(Apply(t.Context(), k8s, intent(), svc, "tester", true)).To(Succeed())
@@ -69,8 +84,8 @@ func TestRepairKeyClash(t *testing.T) {
 	By("a repair computed from a stale read changes nothing")
 	stale := svc.DeepCopy()
 	stale.ResourceVersion = "1"
-	_, err = RepairKeyClash(t.Context(), k8s, stale, "tester", "http", 8080,
-		KeyedList{Path: "/spec/ports", KeyField: "port", Names: []string{"http"}, Keys: []int32{1}})
+	_, err = RepairKeyClash(t.Context(), k8s, stale, "tester", want,
+		KeyedList{Path: "/spec/ports", KeyField: "port", Items: []KeyedItem{{Name: "http", ItemKey: ItemKey{1, "TCP"}}}})
 	g.Expect(err).To(HaveOccurred())
 }
 

@@ -26,6 +26,8 @@ var ValidMyApps = []ValidMyApp{
 			"readinessProbe":{"httpGet":{"port":"metrics","path":"/ready"}},"livenessProbe":{"tcpSocket":{"port":"grpc"}},"startupProbe":{"httpGet":{"port":"http"}},
 			"lifecycle":{"preStop":{"httpGet":{"port":"metrics","path":"/drain"}}},"serviceType":"NodePort",
 			"expose":{"hosts":["shop.example.com"],"portName":"grpc"}}`},
+	{"named-ports-longest-app-protocol", `{"image":"nginx","ports":[{"name":"a","port":9000,"appProtocol":"` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + "/" + strings.Repeat("e", 63) + `"}]}`},
+	{"autoscaling-memory-above-request", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"256Mi"}},"autoScaling":{"enabled":true,"maxReplicas":4,"targetMemoryUtilizationPercentage":150}}`},
 	{"named-ports-exposed-by-http", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["shop.example.com"],"portName":"http"}}`},
 	{"named-ports-sixteen", `{"image":"nginx","serviceType":"LoadBalancer","ports":[` + sixteenPorts + `]}`},
 	{"autoscaling-on-memory-alone", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"}},
