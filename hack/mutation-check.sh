@@ -51,6 +51,7 @@ table=(
 	"volume-behind-old-pods|"  # names a ConfigMap a volume of the new template takes and that does not exist
 	"kept-template-unjudged|"  # rolls back for a missing ConfigMap also a MyApp that rolls out on config changes
 	"count-after-apply|"       # counts a rollback once an apply makes it, also when its first apply is refused
+	"repair-by-number|"        # puts spec.ports on its container and Service ... (a named port's protocol edited by hand)
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "
