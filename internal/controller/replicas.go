@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -35,7 +36,8 @@ const HandoverFieldOwner = "myapp-operator-handover"
 // field manager applies the current count clamped to the autoscaler's range, and the
 // autoscaler's first scale takes it over. A count another field manager holds is theirs and
 // left alone. (The API server does not always record a scale through the scale subresource
-// in managedFields, so a count the autoscaler set may be held again, unchanged.)
+// in managedFields, so a count the autoscaler set may be held again, unchanged.) The apply is
+// made only over the version read, so that no count written since is replaced.
 func (r *MyAppReconciler) holdReplicas(ctx context.Context, app *examplev1.MyApp) error {
 	live := &appsv1.Deployment{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.Name}, live); err != nil {
@@ -53,8 +55,13 @@ func (r *MyAppReconciler) holdReplicas(ctx context.Context, app *examplev1.MyApp
 	if count == *live.Spec.Replicas && !ssa.Owns(live, FieldOwner, "f:spec", "f:replicas") {
 		return nil // already held at a count the autoscaler can start from
 	}
+	// Only over the version read: a scale between the read and the apply (the autoscaler's
+	// first) would otherwise be overwritten with the count read before it.
 	cfg := appsv1ac.Deployment(app.Name, app.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithReplicas(count))
-	if err := ssa.Apply(ctx, r.Client, cfg, &appsv1.Deployment{}, HandoverFieldOwner, true); err != nil {
+	if err := ssa.ApplyAt(ctx, r.Client, cfg, &appsv1.Deployment{}, HandoverFieldOwner, true, live.ResourceVersion); err != nil {
+		if apierrors.IsConflict(err) {
+			return &staleError{kind: "Deployment", name: app.Name}
+		}
 		return &applyError{kind: "Deployment", name: app.Name, err: err}
 	}
 	return nil
