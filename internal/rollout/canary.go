@@ -62,8 +62,13 @@ type CanaryRecord struct {
 	Request string
 	// Step is the index of the current step; len(steps) once every step passed.
 	Step int32
-	// Weight is the percentage of requests the canary is to receive.
+	// Weight is the percentage of requests the route is to send to the canary.
 	Weight int32
+	// Size is the weight the canary's pods are sized for: the canary's replicas are built from
+	// Size, the route from Weight. Size rises before Weight (the pods for a share exist before
+	// the share is sent to them) and falls only once a Weight of 0 is in force (no request
+	// meets a pod that is going away), so Weight never exceeds Size.
+	Size int32
 	// StepStarted is when the current step (or phase) began.
 	StepStarted time.Time
 	// Phase is where the canary is.
@@ -117,7 +122,7 @@ type CanaryFacts struct {
 	Control CanaryControl
 	Token   string
 	// CanaryReady says that the canary Deployment observed Record.Template and runs the pods
-	// Record.Weight asks for, available.
+	// Record.Size asks for, available.
 	CanaryReady bool
 	// CanaryFailure is the canary Deployment's failure once due, by Judge's rules (its pods'
 	// problems past the grace, or its progress deadline, which carries the canary's deadline
@@ -171,6 +176,12 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	case rec.Phase == CanaryAborted && f.Spec.Request != rec.Request:
 		return start(f)
 	case rec.Phase == CanaryAborted:
+		if rec.Size > 0 && f.WeightInForce {
+			// Every request goes to the stable pods again: the canary's pods may go.
+			next := *rec
+			next.Size = 0
+			return &next
+		}
 		return rec
 	case rec.Phase == CanaryFinishing:
 		if f.WeightInForce {
@@ -255,7 +266,8 @@ func start(f CanaryFacts) *CanaryRecord {
 	}
 }
 
-// abort ends next with every request on the stable template and the canary without pods.
+// abort ends next with every request on the stable template; the canary keeps its pods until
+// that weight of 0 is in force (Canary, in the Aborted phase), then has none.
 func abort(next CanaryRecord, f CanaryFacts, reason, message string) *CanaryRecord {
 	next.Phase, next.Weight, next.StepStarted = CanaryAborted, 0, f.Now
 	next.Reason = reason
@@ -275,8 +287,11 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 		}
 		step := f.Steps[s]
 		switch {
+		case step.Weight > next.Size:
+			// The canary is sized for the step's weight first.
+			next.Size = step.Weight
 		case step.Weight > 0 && next.Weight != step.Weight:
-			// The weight moves only once the canary's pods for the current weight serve.
+			// The weight moves only once the canary's pods for it serve.
 			if f.CanaryReady {
 				next.Weight = step.Weight
 			}
@@ -291,6 +306,9 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 		}
 	case CanaryPromoting:
 		switch {
+		case next.Size != 100:
+			// The canary is sized as the stable Deployment first.
+			next.Size = 100
 		case next.Weight != 100:
 			if f.CanaryReady {
 				next.Weight = 100

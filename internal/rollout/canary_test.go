@@ -13,10 +13,12 @@ import (
 func TestCanary(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	steps := []CanaryStep{{Weight: 5}, {Pause: 2 * time.Minute}, {Weight: 50}, {}}
+	// rec is a record whose canary is sized for its weight; sized changes the size.
 	rec := func(step, weight int32, phase CanaryPhase, startedAgo time.Duration) *CanaryRecord {
-		return &CanaryRecord{Template: "v2", Stable: "v1", Step: step, Weight: weight, Phase: phase, StepStarted: now.Add(-startedAgo)}
+		return &CanaryRecord{Template: "v2", Stable: "v1", Step: step, Weight: weight, Size: weight, Phase: phase, StepStarted: now.Add(-startedAgo)}
 	}
 	with := func(r *CanaryRecord, edit func(*CanaryRecord)) *CanaryRecord { c := *r; edit(&c); return &c }
+	sized := func(r *CanaryRecord, size int32) *CanaryRecord { return with(r, func(c *CanaryRecord) { c.Size = size }) }
 	facts := func(edit func(*CanaryFacts)) CanaryFacts {
 		f := CanaryFacts{Spec: Spec{Template: "v2", AutoRollback: true}, Steps: steps, ReadyTemplate: "v1", Now: now}
 		edit(&f)
@@ -39,13 +41,16 @@ func TestCanary(t *testing.T) {
 		}), rec(2, 5, CanaryProgressing, time.Hour)},
 		{"the spec's template unknown: failing pods still abort", facts(func(f *CanaryFacts) {
 			f.Spec.Template, f.Record, f.CanaryFailure = "", rec(2, 50, CanaryProgressing, time.Hour), &Failure{Reason: examplev1.ReasonProgressDeadlineExceeded}
-		}), with(rec(2, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+		}), with(sized(rec(2, 0, CanaryAborted, 0), 50), func(r *CanaryRecord) {
 			r.Reason, r.Message = examplev1.ReasonProgressDeadlineExceeded, "step 3 of 4: the canary's pods fail: ProgressDeadlineExceeded"
 		})},
-		{"a weight waits for the canary's pods", facts(func(f *CanaryFacts) { f.Record = rec(0, 0, CanaryProgressing, time.Second) }),
-			rec(0, 0, CanaryProgressing, time.Second)},
-		{"a weight is recorded once the canary's pods serve", facts(func(f *CanaryFacts) { f.Record = rec(0, 0, CanaryProgressing, time.Second); f.CanaryReady = true }),
-			rec(0, 5, CanaryProgressing, time.Second)},
+		{"a weight step sizes the canary first", facts(func(f *CanaryFacts) { f.Record = rec(0, 0, CanaryProgressing, time.Second) }),
+			sized(rec(0, 0, CanaryProgressing, time.Second), 5)},
+		{"a weight waits for the canary's pods", facts(func(f *CanaryFacts) { f.Record = sized(rec(0, 0, CanaryProgressing, time.Second), 5) }),
+			sized(rec(0, 0, CanaryProgressing, time.Second), 5)},
+		{"a weight is recorded once the canary's pods for it serve", facts(func(f *CanaryFacts) {
+			f.Record, f.CanaryReady = sized(rec(0, 0, CanaryProgressing, time.Second), 5), true
+		}), rec(0, 5, CanaryProgressing, time.Second)},
 		{"a recorded weight not yet in force waits", facts(func(f *CanaryFacts) { f.Record = rec(0, 5, CanaryProgressing, time.Second); f.CanaryReady = true }),
 			rec(0, 5, CanaryProgressing, time.Second)},
 		{"a weight in force passes its step", facts(func(f *CanaryFacts) {
@@ -76,12 +81,16 @@ func TestCanary(t *testing.T) {
 		}), with(rec(1, 5, CanaryProgressing, time.Minute), func(r *CanaryRecord) { r.Control = "r2" })},
 		{"every step passed: promoting", facts(func(f *CanaryFacts) { f.Record = rec(4, 50, CanaryProgressing, time.Second) }),
 			rec(4, 50, CanaryPromoting, 0)},
-		{"promote skips the rest", facts(func(f *CanaryFacts) {
+		{"promote skips the rest, and sizes the canary as the stable Deployment", facts(func(f *CanaryFacts) {
 			f.Record = rec(1, 5, CanaryProgressing, time.Second)
 			f.Control, f.Token = ControlPromote, "go"
-		}), with(rec(1, 5, CanaryPromoting, 0), func(r *CanaryRecord) { r.Control = "go" })},
-		{"promoting: every request to the canary once it runs the stable's pods", facts(func(f *CanaryFacts) {
+		}), with(sized(rec(1, 5, CanaryPromoting, 0), 100), func(r *CanaryRecord) { r.Control = "go" })},
+		{"promoting: the canary sized as the stable Deployment first", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 50, CanaryPromoting, time.Second)
+			f.CanaryReady = true
+		}), sized(rec(4, 50, CanaryPromoting, time.Second), 100)},
+		{"promoting: every request to the canary once it runs the stable's pods", facts(func(f *CanaryFacts) {
+			f.Record = sized(rec(4, 50, CanaryPromoting, time.Second), 100)
 			f.CanaryReady = true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"promoting: waits for the stable Deployment to complete the template and readyTemplate to name it", facts(func(f *CanaryFacts) {
@@ -92,33 +101,33 @@ func TestCanary(t *testing.T) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.ReadyTemplate = "v2"
 			f.CanaryReady, f.WeightInForce = true, true
-		}), rec(4, 0, CanaryFinishing, 0)},
+		}), sized(rec(4, 0, CanaryFinishing, 0), 100)},
 		{"a promotion the stable Deployment completed is not aborted", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.ReadyTemplate = "v2"
 			f.Analysis = AnalysisFailed
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"a check is not read while the canary has no weight", facts(func(f *CanaryFacts) {
-			f.Record = rec(0, 0, CanaryProgressing, time.Second)
+			f.Record = sized(rec(0, 0, CanaryProgressing, time.Second), 5)
 			f.CanaryReady, f.Analysis = true, AnalysisInconclusive
 		}), rec(0, 5, CanaryProgressing, time.Second)},
 		{"finishing waits for its weight of 0 in force", facts(func(f *CanaryFacts) {
-			f.Record = rec(4, 0, CanaryFinishing, time.Second)
+			f.Record = sized(rec(4, 0, CanaryFinishing, time.Second), 100)
 			f.ReadyTemplate = "v2"
-		}), rec(4, 0, CanaryFinishing, time.Second)},
+		}), sized(rec(4, 0, CanaryFinishing, time.Second), 100)},
 		{"finished", facts(func(f *CanaryFacts) {
-			f.Record = rec(4, 0, CanaryFinishing, time.Second)
+			f.Record = sized(rec(4, 0, CanaryFinishing, time.Second), 100)
 			f.ReadyTemplate, f.WeightInForce = "v2", true
 		}), nil},
 		{"the canary's pods failing abort it", facts(func(f *CanaryFacts) { f.Record = rec(2, 50, CanaryProgressing, time.Second); f.CanaryFailure = crash }),
-			with(rec(2, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+			with(sized(rec(2, 0, CanaryAborted, 0), 50), func(r *CanaryRecord) {
 				r.Reason = ReasonCrashLoopBackOff
 				r.Message = "step 3 of 4: the canary's pods fail: CrashLoopBackOff (pod web-canary-x, container app): back-off 10s"
 			})},
 		{"a failed check aborts, also while promoting", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.Analysis, f.AnalysisMessage = AnalysisFailed, `check "success-rate": 0.93, not >= 0.99 (2 of 1 failures allowed)`
-		}), with(rec(4, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+		}), with(sized(rec(4, 0, CanaryAborted, 0), 100), func(r *CanaryRecord) {
 			r.Reason = ReasonCanaryAnalysisFailed
 			r.Message = `step 4 of 4: check "success-rate": 0.93, not >= 0.99 (2 of 1 failures allowed)`
 		})},
@@ -129,9 +138,17 @@ func TestCanary(t *testing.T) {
 		{"abort by the user", facts(func(f *CanaryFacts) {
 			f.Record = rec(3, 50, CanaryPaused, time.Second)
 			f.Control, f.Token = ControlAbort, "stop"
-		}), with(rec(3, 0, CanaryAborted, 0), func(r *CanaryRecord) {
+		}), with(sized(rec(3, 0, CanaryAborted, 0), 50), func(r *CanaryRecord) {
 			r.Control, r.Reason, r.Message = "stop", ReasonCanaryAbortedByUser, "step 4 of 4: aborted by the user"
 		})},
+		{"an aborted canary keeps its pods until its weight of 0 is in force", facts(func(f *CanaryFacts) {
+			f.Record = sized(rec(2, 0, CanaryAborted, time.Second), 50)
+			f.CanaryReady = true
+		}), sized(rec(2, 0, CanaryAborted, time.Second), 50)},
+		{"an aborted canary's pods go once its weight of 0 is in force", facts(func(f *CanaryFacts) {
+			f.Record = sized(rec(2, 0, CanaryAborted, time.Second), 50)
+			f.WeightInForce = true
+		}), rec(2, 0, CanaryAborted, time.Second)},
 		{"an aborted canary holds", facts(func(f *CanaryFacts) {
 			f.Record = rec(2, 0, CanaryAborted, time.Hour)
 			f.CanaryReady, f.WeightInForce = true, true
@@ -226,6 +243,8 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 		return fmt.Sprintf("weight %d", next.Weight)
 	case next.Phase == CanaryAborted && next.Weight != 0:
 		return fmt.Sprintf("an aborted canary keeps weight %d", next.Weight)
+	case next.Weight > next.Size:
+		return fmt.Sprintf("weight %d above the %d the canary's pods are sized for", next.Weight, next.Size)
 	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed && rec != nil && rec.Weight > 0) && next.Weight != 0 &&
 		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template):
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
@@ -252,6 +271,10 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("weight %d is no step's", next.Weight)
 	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
+	case next.Weight > rec.Weight && next.Weight > rec.Size:
+		return fmt.Sprintf("the weight rose to %d before the canary was sized for it (%d)", next.Weight, rec.Size)
+	case next.Template == rec.Template && next.Request == rec.Request && next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce):
+		return fmt.Sprintf("the canary's pods shrank to %d while the route may still send them requests (%+v)", next.Size, *rec)
 	}
 	return ""
 }
