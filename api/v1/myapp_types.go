@@ -411,6 +411,12 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Pod disruption budget"
 	PodDisruptionBudget *PodDisruptionBudgetSpec `json:"podDisruptionBudget,omitempty"`
 
+	// AccessPolicy, when set, restricts who may connect to the app's pods and what they may
+	// connect to, with a NetworkPolicy named after the MyApp. Removing the field removes it.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Access policy"
+	AccessPolicy *AccessPolicy `json:"accessPolicy,omitempty"`
+
 	// Expose, when set, makes the app reachable from outside the cluster at its hosts and
 	// path, through an HTTPRoute or an Ingress named after the MyApp that routes to its Service
 	// (see Expose for which). Removing the field removes it; status.url says where the app is

@@ -80,6 +80,7 @@ func CacheOptions(namespaces []string, syncPeriod time.Duration) cache.Options {
 			&autoscalingv2.HorizontalPodAutoscaler{}: {Label: ours},
 			&policyv1.PodDisruptionBudget{}:          {Label: ours},
 			&networkingv1.Ingress{}:                  {Label: ours},
+			&networkingv1.NetworkPolicy{}:            {Label: ours},
 			configMaps:                               configMapsBy,
 			// The operator's own admission policy and binding, and nothing of anyone else's.
 			&admissionregistrationv1.ValidatingAdmissionPolicy{}:        {Field: onlyPolicy},

@@ -41,13 +41,14 @@ type carried struct {
 }
 
 // childKinds are the kinds of childKey, for forgetting a MyApp's children.
-var childKinds = []string{kindDeployment, kindService, kindAutoscaler, kindBudget, kindIngress, kindRoute}
+var childKinds = []string{kindDeployment, kindService, kindAutoscaler, kindBudget, kindIngress, kindRoute, kindNetworkPolicy}
 
 const (
-	kindDeployment = "Deployment"
-	kindService    = "Service"
-	kindAutoscaler = "HorizontalPodAutoscaler"
-	kindBudget     = "PodDisruptionBudget"
+	kindDeployment    = "Deployment"
+	kindService       = "Service"
+	kindAutoscaler    = "HorizontalPodAutoscaler"
+	kindBudget        = "PodDisruptionBudget"
+	kindNetworkPolicy = "NetworkPolicy"
 )
 
 // holds tells whether obj, as stored now, is known to carry the intent.

@@ -21,6 +21,7 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,6 +101,7 @@ type MyAppReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconcile applies the MyApp's children and updates its status. It is level-triggered: it
@@ -303,6 +305,12 @@ func (r *MyAppReconciler) reconcileServedWithout(ctx context.Context, app *examp
 	default:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
+	if want := desired.NetworkPolicy(app); want != nil {
+		_, err := applyChild(ctx, r, app, &out.changes, networkPolicyKind, want, nil)
+		out.add(r, app, obs, err)
+	} else {
+		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.NetworkPolicy{}, app.Name))
+	}
 	var keep []string
 	if files != nil {
 		keep = append(keep, files.Hash)
@@ -374,6 +382,9 @@ var (
 	budgetKind = childKind[*policyv1.PodDisruptionBudget, *policyv1ac.PodDisruptionBudgetApplyConfiguration]{name: kindBudget,
 		newObj:  func() *policyv1.PodDisruptionBudget { return &policyv1.PodDisruptionBudget{} },
 		extract: policyv1ac.ExtractPodDisruptionBudget}
+	networkPolicyKind = childKind[*networkingv1.NetworkPolicy, *networkingv1ac.NetworkPolicyApplyConfiguration]{name: kindNetworkPolicy,
+		newObj:  func() *networkingv1.NetworkPolicy { return &networkingv1.NetworkPolicy{} },
+		extract: networkingv1ac.ExtractNetworkPolicy}
 )
 
 // outcome gathers what the children's reconciles met and decides how to retry.
@@ -484,6 +495,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(childChanged(autoscalerStatusChanged))).
 		Owns(&policyv1.PodDisruptionBudget{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&networkingv1.Ingress{}, builder.WithPredicates(childChanged(nil))).
+		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
 		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsWatched, r.configDigests.forget), builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).

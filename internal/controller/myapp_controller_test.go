@@ -324,6 +324,43 @@ var _ = Describe("A MyApp", func() {
 		}).Should(Succeed())
 	})
 
+	It("keeps a NetworkPolicy for its access policy, follows its changes, and removes it with the field", func() {
+		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
+			a.Spec.AccessPolicy = &examplev1.AccessPolicy{Inbound: &examplev1.AccessRules{OwnNamespace: true,
+				Namespaces: []examplev1.NamespaceName{"traefik"}}}
+		})
+		getPolicy := get[networkingv1.NetworkPolicy]
+		Eventually(func(g Gomega) {
+			np := getPolicy(ns, "web")(g)
+			g.Expect(metav1.IsControlledBy(np, app)).To(BeTrue())
+			g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(desired.SelectorLabels(app)))
+			g.Expect(np.Spec.PolicyTypes).To(Equal([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}))
+			g.Expect(np.Spec.Ingress).To(HaveLen(1))
+			g.Expect(np.Spec.Ingress[0].From).To(HaveLen(2))
+			g.Expect(np.Spec.Egress).To(BeEmpty())
+		}).Should(Succeed())
+
+		By("refusing every inbound connection and restricting outbound ones to one app and DNS")
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.AccessPolicy = &examplev1.AccessPolicy{Inbound: &examplev1.AccessRules{},
+				Outbound: &examplev1.AccessRules{Apps: []examplev1.AppReference{{Name: "db"}}}}
+		})
+		Eventually(func(g Gomega) {
+			np := getPolicy(ns, "web")(g)
+			g.Expect(np.Spec.PolicyTypes).To(ConsistOf(networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress))
+			g.Expect(np.Spec.Ingress).To(BeEmpty(), "no rule: nobody may connect")
+			g.Expect(np.Spec.Egress).To(HaveLen(2))
+			g.Expect(np.Spec.Egress[0].To[0].PodSelector.MatchLabels).To(HaveKeyWithValue(desired.LabelSelector, "db"))
+			g.Expect(np.Spec.Egress[1].Ports).To(HaveLen(2), "DNS over UDP and TCP")
+		}).Should(Succeed())
+
+		By("removing the NetworkPolicy with the field")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.AccessPolicy = nil })
+		Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.NetworkPolicy{}))
+		}).Should(BeTrue())
+	})
+
 	It("recreates children deleted by hand", func() {
 		createMyApp(ns, "web", nil)
 		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {

@@ -18,7 +18,9 @@ func TestCanary(t *testing.T) {
 		return &CanaryRecord{Template: "v2", Stable: "v1", Step: step, Weight: weight, Size: weight, Phase: phase, StepStarted: now.Add(-startedAgo)}
 	}
 	with := func(r *CanaryRecord, edit func(*CanaryRecord)) *CanaryRecord { c := *r; edit(&c); return &c }
-	sized := func(r *CanaryRecord, size int32) *CanaryRecord { return with(r, func(c *CanaryRecord) { c.Size = size }) }
+	sized := func(r *CanaryRecord, size int32) *CanaryRecord {
+		return with(r, func(c *CanaryRecord) { c.Size = size })
+	}
 	facts := func(edit func(*CanaryFacts)) CanaryFacts {
 		f := CanaryFacts{Spec: Spec{Template: "v2", AutoRollback: true}, Steps: steps, ReadyTemplate: "v1", Now: now}
 		edit(&f)

@@ -22,8 +22,8 @@ type Child struct {
 }
 
 // Children are the children the desired package builds for app: the Deployment, the
-// Service, the files ConfigMap when the spec has files, its Ingress and HTTPRoute when it is exposed, the autoscaler when autoscaling is on and the disruption budget when the spec asks
-// for one. An error is a builder's refusal of the spec (InvalidSpec).
+// Service, the files ConfigMap when the spec has files, its Ingress and HTTPRoute when it is exposed, the autoscaler when autoscaling is on, the disruption budget when the spec asks
+// for one and the NetworkPolicy of its access policy. An error is a builder's refusal of the spec (InvalidSpec).
 func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	d, err := desired.Deployment(app, migrating)
 	if err != nil {
@@ -46,6 +46,9 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	}
 	if p != nil {
 		children = append(children, Child{p, &policyv1.PodDisruptionBudget{}})
+	}
+	if np := desired.NetworkPolicy(app); np != nil {
+		children = append(children, Child{np, &networkingv1.NetworkPolicy{}})
 	}
 	if app.Spec.Expose != nil {
 		// Both ways of exposing: which one a MyApp gets depends on the manager's defaults.

@@ -34,6 +34,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
 		"policy/poddisruptionbudgets":               {"get", "list", "watch", "create", "patch", "delete"},
 		"networking.k8s.io/ingresses":               {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose (expose.go)
+		"networking.k8s.io/networkpolicies":         {"get", "list", "watch", "create", "patch", "delete"}, // spec.accessPolicy
 		"gateway.networking.k8s.io/httproutes":      {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose through a Gateway, once the Gateway API is served
 		"/events":                                   {"create", "patch"},
 		"coordination.k8s.io/leases":                {"get", "create", "update"},

@@ -125,7 +125,7 @@ func (m installMode) expectScope() {
 		{"update", "example.com", "myapps/finalizers"},
 		{"patch", "apps", "deployments"}, {"delete", "apps", "deployments"}, {"list", "apps", "replicasets"}, {"patch", "apps", "replicasets"},
 		{"patch", "", "services"}, {"delete", "autoscaling", "horizontalpodautoscalers"},
-		{"patch", "policy", "poddisruptionbudgets"}, {"create", "", "events"},
+		{"patch", "policy", "poddisruptionbudgets"}, {"patch", "networking.k8s.io", "networkpolicies"}, {"create", "", "events"},
 	}
 	secrets := []access{{"get", "", "secrets"}, {"list", "", "secrets"}, {"watch", "", "secrets"}}
 	Eventually(func(g Gomega) {

@@ -33,7 +33,7 @@ type requestCounts map[requestKey]float64
 // special: the benchmark creates them, the operator only reads them and writes their status.
 var operatorResources = map[string]bool{
 	"deployments": true, "services": true, "horizontalpodautoscalers": true,
-	"poddisruptionbudgets": true, "replicasets": true, "events": true, "myapps": true, configMapsResource: true,
+	"poddisruptionbudgets": true, "networkpolicies": true, "replicasets": true, "events": true, "myapps": true, configMapsResource: true,
 }
 
 // isOperatorRequest tells whether a series counts requests the operator sends.
