@@ -2,19 +2,20 @@ package v1
 
 // AccessPolicy restricts the network traffic of the app's pods: who may connect to them
 // (inbound) and what they may connect to (outbound). The operator makes it into a
-// NetworkPolicy named after the MyApp: for each direction the policy lists, every connection
-// is refused but those it allows. Only a cluster whose network plugin enforces
-// NetworkPolicies (Calico, Cilium, kube-network-policies and others; not the bridge plugin
-// alone) refuses anything.
+// NetworkPolicy named after the MyApp that, for each direction it lists, allows only the peers
+// given; other NetworkPolicies selecting the pods add what they allow. Only a cluster whose
+// network plugin enforces NetworkPolicies (Calico, Cilium, kube-network-policies and others;
+// not the bridge plugin alone) refuses anything.
 type AccessPolicy struct {
-	// Inbound, when set, lists who may connect to the app's pods, on any of their ports;
-	// every other connection is refused. Set and empty, nobody may.
+	// Inbound, when set, lists who may connect to the app's pods, on any of their ports.
+	// Set and empty, nobody may. Clients outside the cluster (a NodePort or LoadBalancer
+	// Service) are not among the peers it can list.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Inbound"
 	Inbound *AccessRules `json:"inbound,omitempty"`
 
-	// Outbound, when set, lists what the app's pods may connect to; every other connection
-	// is refused, except DNS (port 53, UDP and TCP), which stays open so that names resolve.
+	// Outbound, when set, lists what the app's pods may connect to, besides DNS: ports 53
+	// and 5353 (where OpenShift's DNS pods listen), UDP and TCP, to any destination.
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Outbound"
 	Outbound *AccessRules `json:"outbound,omitempty"`

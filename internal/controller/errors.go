@@ -285,10 +285,6 @@ var childFields = map[string][][2]string{
 		{"spec.minAvailable", "spec.podDisruptionBudget.minAvailable"},
 		{"spec.maxUnavailable", "spec.podDisruptionBudget.maxUnavailable"},
 	},
-	kindNetworkPolicy: {
-		{"spec.ingress", "spec.accessPolicy.inbound"},
-		{"spec.egress", "spec.accessPolicy.outbound"},
-	},
 }
 
 // myAppField is the MyApp field a child's field comes from, or "".

@@ -305,7 +305,7 @@ func (r *MyAppReconciler) reconcileServedWithout(ctx context.Context, app *examp
 	default:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &policyv1.PodDisruptionBudget{}, app.Name))
 	}
-	if want := desired.NetworkPolicy(app); want != nil {
+	if want := desired.NetworkPolicy(app, migrating); want != nil {
 		_, err := applyChild(ctx, r, app, &out.changes, networkPolicyKind, want, nil)
 		out.add(r, app, obs, err)
 	} else {

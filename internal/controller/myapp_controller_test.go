@@ -351,7 +351,7 @@ var _ = Describe("A MyApp", func() {
 			g.Expect(np.Spec.Ingress).To(BeEmpty(), "no rule: nobody may connect")
 			g.Expect(np.Spec.Egress).To(HaveLen(2))
 			g.Expect(np.Spec.Egress[0].To[0].PodSelector.MatchLabels).To(HaveKeyWithValue(desired.LabelSelector, "db"))
-			g.Expect(np.Spec.Egress[1].Ports).To(HaveLen(2), "DNS over UDP and TCP")
+			g.Expect(np.Spec.Egress[1].Ports).To(HaveLen(4), "DNS over UDP and TCP, to ports 53 and 5353")
 		}).Should(Succeed())
 
 		By("removing the NetworkPolicy with the field")

@@ -14,23 +14,30 @@ import (
 // namespaceNameLabel is the label the API server gives every namespace, its name.
 const namespaceNameLabel = "kubernetes.io/metadata.name"
 
-// dnsPort is the port name lookups go to, over UDP and TCP.
-const dnsPort = 53
+// dnsPorts are the ports name lookups reach the cluster's DNS pods on, over UDP and TCP: 53,
+// and 5353, where OpenShift's DNS pods listen behind its DNS Service's port 53 (a
+// NetworkPolicy sees a connection to a Service at the pod's port, after the translation).
+var dnsPorts = []int32{53, 5353}
 
 // NetworkPolicy is the NetworkPolicy spec.accessPolicy asks for, or nil when it asks for none
-// (the operator then deletes the one it owns). It selects the MyApp's pods and lists a policy
+// (the operator then deletes the one it owns). It selects the MyApp's pods (while migrating is
+// true, those of the 0.2.0 Deployment being replaced too, as the Service does) and lists a policy
 // type for each direction the access policy sets, so that in that direction only the peers
 // listed connect: an empty list of peers refuses every connection (a rule without peers would
 // allow every one, so none is written). Outbound, DNS stays open to every destination, since
 // where the cluster's DNS answers (a Service, a node-local cache on a link-local address)
 // differs between clusters.
-func NetworkPolicy(app *examplev1.MyApp) *networkingv1ac.NetworkPolicyApplyConfiguration {
+func NetworkPolicy(app *examplev1.MyApp, migrating bool) *networkingv1ac.NetworkPolicyApplyConfiguration {
 	ap := app.Spec.AccessPolicy
 	if ap == nil || (ap.Inbound == nil && ap.Outbound == nil) {
 		return nil
 	}
+	selector := SelectorLabels(app)
+	if migrating {
+		selector = migrationSelectorLabels(app)
+	}
 	spec := networkingv1ac.NetworkPolicySpec().
-		WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(app)))
+		WithPodSelector(metav1ac.LabelSelector().WithMatchLabels(selector))
 	if ap.Inbound != nil {
 		spec.WithPolicyTypes(networkingv1.PolicyTypeIngress)
 		if peers := accessPeers(app, ap.Inbound); len(peers) > 0 {
@@ -42,9 +49,13 @@ func NetworkPolicy(app *examplev1.MyApp) *networkingv1ac.NetworkPolicyApplyConfi
 		if peers := accessPeers(app, ap.Outbound); len(peers) > 0 {
 			spec.WithEgress(networkingv1ac.NetworkPolicyEgressRule().WithTo(peers...))
 		}
-		spec.WithEgress(networkingv1ac.NetworkPolicyEgressRule().WithPorts(
-			networkingv1ac.NetworkPolicyPort().WithProtocol(corev1.ProtocolUDP).WithPort(intstr.FromInt32(dnsPort)),
-			networkingv1ac.NetworkPolicyPort().WithProtocol(corev1.ProtocolTCP).WithPort(intstr.FromInt32(dnsPort))))
+		dns := networkingv1ac.NetworkPolicyEgressRule()
+		for _, port := range dnsPorts {
+			dns.WithPorts(
+				networkingv1ac.NetworkPolicyPort().WithProtocol(corev1.ProtocolUDP).WithPort(intstr.FromInt32(port)),
+				networkingv1ac.NetworkPolicyPort().WithProtocol(corev1.ProtocolTCP).WithPort(intstr.FromInt32(port)))
+		}
+		spec.WithEgress(dns)
 	}
 	return networkingv1ac.NetworkPolicy(app.Name, app.Namespace).
 		WithLabels(Labels(app)).

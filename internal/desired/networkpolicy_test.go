@@ -24,8 +24,9 @@ func TestNetworkPolicy(t *testing.T) {
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{LabelSelector: name}}}
 	}
-	udp, tcp, port53 := corev1.ProtocolUDP, corev1.ProtocolTCP, intstr.FromInt32(53)
-	dns := networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &port53}, {Protocol: &tcp, Port: &port53}}}
+	udp, tcp, port53, port5353 := corev1.ProtocolUDP, corev1.ProtocolTCP, intstr.FromInt32(53), intstr.FromInt32(5353)
+	dns := networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{
+		{Protocol: &udp, Port: &port53}, {Protocol: &tcp, Port: &port53}, {Protocol: &udp, Port: &port5353}, {Protocol: &tcp, Port: &port5353}}}
 	cases := map[string]struct {
 		policy *examplev1.AccessPolicy
 		want   *networkingv1.NetworkPolicySpec
@@ -54,7 +55,7 @@ func TestNetworkPolicy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			a := newApp(func(a *examplev1.MyApp) { a.Spec.AccessPolicy = tc.policy })
-			np := NetworkPolicy(a)
+			np := NetworkPolicy(a, false)
 			if tc.want == nil {
 				g.Expect(np).To(BeNil())
 				return
@@ -71,4 +72,15 @@ func TestNetworkPolicy(t *testing.T) {
 			g.Expect(got).To(Equal(want))
 		})
 	}
+}
+
+// TestNetworkPolicyWhileMigrating: during the 0.2.0 selector migration the policy covers the
+// old pods and the new ones alike, as the Service does.
+func TestNetworkPolicyWhileMigrating(t *testing.T) {
+	g := NewWithT(t)
+	a := newApp(func(a *examplev1.MyApp) {
+		a.Spec.AccessPolicy = &examplev1.AccessPolicy{Inbound: &examplev1.AccessRules{}}
+	})
+	g.Expect(NetworkPolicy(a, true).Spec.PodSelector.MatchLabels).To(Equal(migrationSelectorLabels(a)))
+	g.Expect(NetworkPolicy(a, false).Spec.PodSelector.MatchLabels).To(Equal(SelectorLabels(a)))
 }

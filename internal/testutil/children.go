@@ -47,7 +47,7 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	if p != nil {
 		children = append(children, Child{p, &policyv1.PodDisruptionBudget{}})
 	}
-	if np := desired.NetworkPolicy(app); np != nil {
+	if np := desired.NetworkPolicy(app, migrating); np != nil {
 		children = append(children, Child{np, &networkingv1.NetworkPolicy{}})
 	}
 	if app.Spec.Expose != nil {

@@ -460,8 +460,8 @@ const methodText = `## Method
   a second cost the API server about a tenth of its CPU in a profile, which the raw baseline does
   not pay. They are read before the first create and once settled: the requests by resource and
   verb are the difference, counted on the resources only the operator touches in that phase
-  (deployments, services, horizontalpodautoscalers, poddisruptionbudgets, replicasets, events and
-  myapps, the status subresource included, the benchmark's MyApp creates excluded). The manager's
+  (deployments, services, horizontalpodautoscalers, poddisruptionbudgets, networkpolicies, replicasets,
+  events and myapps, the status subresource included, the benchmark's MyApp creates excluded). The manager's
   count is reported beside them as a cross-check.
 - **CPU.** User and system time of the kube-apiserver, etcd, the manager and the benchmark itself,
   read from /proc before and after each phase (the operator phase: at the poll that saw the last
