@@ -52,6 +52,8 @@ table=(
 	"kept-template-unjudged|"  # rolls back for a missing ConfigMap also a MyApp that rolls out on config changes
 	"count-after-apply|"       # counts a rollback once an apply makes it, also when its first apply is refused
 	"repair-by-number|"        # puts spec.ports on its container and Service ... (a named port's protocol edited by hand)
+	"netpol-empty-allows-all|" # keeps a NetworkPolicy for its access policy ... (an empty inbound list refuses every connection)
+	"memory-target-ignored|"   # scales on memory at the pace its behavior sets ...
 )
 all=$(for row in "${table[@]}"; do printf '%s ' "${row%%|*}"; done)
 want=" ${MUTANTS:-$all} "
