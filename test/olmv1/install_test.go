@@ -1,6 +1,7 @@
 package olmv1
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,102 +116,63 @@ var _ = Describe("The operator installed through OLM v1", Ordered, func() {
 			g.Expect(pods).To(HaveLen(2), "the pods of the privileged template only")
 		}).Should(Succeed())
 
+		// upgradeKeeping upgrades to version: the default preflight first refuses it with each
+		// of the refusals, then the documented step installs it. It then runs that version's
+		// manager with that version's permissions and scales the MyApp to replicas: the MyApp
+		// gets Ready, and none of its pods of before is replaced (a scale proves a manager has
+		// reconciled the MyApp and kept the pod template: a template it changed would have
+		// replaced the pods before the MyApp got Ready), and a rollback held is kept.
+		upgradeKeeping := func(version, from, why, managerName, managerBin string, replicas int32, held *heldrollback.Held, refusals ...string) {
+			By("upgrading to " + version + " with the preflight back at its default: refused for " + why)
+			expectPreflightRefuses(version, from, refusals...)
+			By("upgrading with the documented step")
+			AddReportEntry("OLM v1 upgrade from "+from+" to "+version, upgradeWithPreflightRelaxed(version))
+			expectReady(replicas - 1)
+			By("running " + managerName + " with its version's permissions: the MyApp stays Ready, its pods are not replaced")
+			manager = restartManager(manager, managerName, managerBin)
+			expectReady(replicas - 1)
+			Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))))).To(Succeed())
+			expectReady(replicas)
+			Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
+			if held != nil {
+				held.ExpectKept(ctx)
+			}
+			expectNoRefusal(manager)
+			Eventually(func(g Gomega) {
+				pods = podUIDs(g)
+				g.Expect(pods).To(HaveLen(int(replicas)))
+			}).Should(Succeed())
+		}
+
 		// 0.3.2 bounds every integer to what the operator's types hold, and mirrors
 		// Kubernetes' validation of the pod template in CEL rules
 		// (hack/crdupgrade/from-0.3.1.yaml): v1.2.0's preflight refuses each new maximum (which
 		// it prints as a float) and names each changed rule as an unknown change.
-		By("upgrading to 0.3.2 with the preflight back at its default: refused for the bounds and the stricter CEL rules")
-		expectPreflightRefuses("0.3.2", "0.3.1",
+		upgradeKeeping("0.3.2", "0.3.1", "the bounds and the stricter CEL rules", "manager-0.3.2", env["E2E_MANAGER_0_3_2"], 3, nil,
 			`field "^.spec.replicas": maximum: constraint 2.147483647e+09 added when there were no restrictions previously`,
 			`field "^.spec.tolerations" has unknown change`, `field "^.spec.securityContext" has unknown change`)
-
-		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade to 0.3.2", upgradeWithPreflightRelaxed("0.3.2"))
-		expectReady(2)
-
-		// A scale proves a manager has reconciled the MyApp (Ready for the new generation) and
-		// kept the pod template: a template it changed would have replaced the pods before the
-		// MyApp got Ready.
-		By("running 0.3.2's manager with 0.3.2's permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-0.3.2", env["E2E_MANAGER_0_3_2"])
-		expectReady(2)
-		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)))).To(Succeed())
-		expectReady(3)
-		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
-		expectNoRefusal(manager)
-		Eventually(func(g Gomega) {
-			pods = podUIDs(g)
-			g.Expect(pods).To(HaveLen(3))
-		}).Should(Succeed())
 
 		// 0.4.0 adds rules over its new fields at the spec's level and loosens env valueFrom to
 		// four sources (hack/crdupgrade/from-0.3.2.yaml): v1.2.0's preflight names both as
 		// unknown changes.
-		By("upgrading to 0.4.0 with the preflight back at its default: refused for the changed rules")
-		expectPreflightRefuses("0.4.0", "0.3.2",
+		upgradeKeeping("0.4.0", "0.3.2", "the changed rules", "manager-0.4.0", env["E2E_MANAGER_0_4_0"], 4, nil,
 			`field "^.spec" has unknown change`, `field "^.spec.env[*].valueFrom" has unknown change`)
-
-		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade to 0.4.0", upgradeWithPreflightRelaxed("0.4.0"))
-		expectReady(3)
-
-		By("running 0.4.0's manager with 0.4.0's permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-0.4.0", env["E2E_MANAGER_0_4_0"])
-		expectReady(3)
-		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":4}}`)))).To(Succeed())
-		expectReady(4)
-		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
-		expectNoRefusal(manager)
-		Eventually(func(g Gomega) {
-			pods = podUIDs(g)
-			g.Expect(pods).To(HaveLen(4))
-		}).Should(Succeed())
 		held := heldrollback.Hold(ctx, olm.K8s, appNS, "held", "0.4.0",
 			examplev1.MyAppSpec{Image: "nginx:1.27"}, heldrollback.UnstartableImage)
 
 		// 0.4.1 compares a resourceFieldRef's divisor by value, a looser rule
 		// (hack/crdupgrade/from-0.4.0.yaml), and changes descriptions: v1.2.0's preflight names
 		// each changed rule (and each changed description) as an unknown change.
-		By("upgrading to 0.4.1 with the preflight back at its default: refused for the changed divisor rule")
-		expectPreflightRefuses("0.4.1", "0.4.0",
+		upgradeKeeping("0.4.1", "0.4.0", "the changed divisor rule", "manager-0.4.1", env["E2E_MANAGER_0_4_1"], 5, held,
 			`field "^.spec.env[*].valueFrom.resourceFieldRef" has unknown change`,
 			`field "^.spec.volumes[*].downwardAPI.items[*].resourceFieldRef" has unknown change`)
 
-		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade to 0.4.1", upgradeWithPreflightRelaxed("0.4.1"))
-		expectReady(4)
-
-		By("running 0.4.1's manager with 0.4.1's permissions: the MyApp stays Ready, its pods are not replaced, the rollback held")
-		manager = restartManager(manager, "manager-0.4.1", env["E2E_MANAGER_0_4_1"])
-		expectReady(4)
-		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)))).To(Succeed())
-		expectReady(5)
-		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
-		held.ExpectKept(ctx)
-		expectNoRefusal(manager)
-		Eventually(func(g Gomega) {
-			pods = podUIDs(g)
-			g.Expect(pods).To(HaveLen(5))
-		}).Should(Succeed())
-
 		// The current version lets the autoscaler's CPU target be 0 beside a memory target, a
-		// looser rule over spec.autoScaling (hack/crdupgrade/from-0.4.1.yaml): v1.2.0's
-		// preflight names it as an unknown change.
-		By("upgrading to the current version with the preflight back at its default: refused for the changed autoscaling rule")
-		expectPreflightRefuses(currentVersion, "0.4.1", `field "^.spec.autoScaling" has unknown change`)
-
-		By("upgrading with the documented step")
-		AddReportEntry("OLM v1 upgrade from 0.4.1", upgradeWithPreflightRelaxed(currentVersion))
-		expectReady(5)
-
-		By("running the current manager with the current permissions: the MyApp stays Ready, its pods are not replaced")
-		manager = restartManager(manager, "manager-current", env["E2E_MANAGER"])
-		expectReady(5)
-		Expect(olm.K8s.Patch(ctx, app, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":6}}`)))).To(Succeed())
-		expectReady(6)
-		Expect(podUIDs(Default)).To(ContainElements(pods), "the upgrade of the operator replaced an app's pod")
-		held.ExpectKept(ctx)
-		expectNoRefusal(manager)
+		// looser rule over spec.autoScaling, and adds rules at the spec's level over its new
+		// fields (hack/crdupgrade/from-0.4.1.yaml): v1.2.0's preflight names them as unknown
+		// changes.
+		upgradeKeeping(currentVersion, "0.4.1", "the changed rules", "manager-current", env["E2E_MANAGER"], 6, held,
+			`field "^.spec.autoScaling" has unknown change`, `field "^.spec" has unknown change`)
 	})
 })
 
