@@ -56,13 +56,19 @@ func portProtocol(p examplev1.ContainerPort) corev1.Protocol {
 	return corev1.Protocol(valueOr(p.Protocol, examplev1.ProtocolTCP))
 }
 
-// exposedPort is the number of the Service port the route or Ingress sends to: the one
-// expose.portName names among spec.ports, or the MyApp's port (http). A name admission would
-// refuse (a port since removed, in an object stored without the rule) falls back to the
-// MyApp's port rather than to a port the Service lacks.
+// appPorts are the container's ports, each also a Service port of the same name and number:
+// the MyApp's port, named http (PortName), then spec.ports.
+func appPorts(app *examplev1.MyApp) []examplev1.ContainerPort {
+	return append([]examplev1.ContainerPort{{Name: PortName, Port: port(app)}}, app.Spec.Ports...)
+}
+
+// exposedPort is the number of the Service port the route or Ingress sends to: the TCP port
+// expose.portName names, http when unset. A name admission would refuse (a port since
+// removed, in an object stored without the rule) falls back to the MyApp's port rather than to
+// a port the Service lacks.
 func exposedPort(app *examplev1.MyApp) int32 {
-	if e := app.Spec.Expose; e != nil && e.PortName != "" && e.PortName != PortName {
-		for _, p := range app.Spec.Ports {
+	if e := app.Spec.Expose; e != nil && e.PortName != "" {
+		for _, p := range appPorts(app) {
 			if p.Name == e.PortName && portProtocol(p) == corev1.ProtocolTCP {
 				return p.Port
 			}

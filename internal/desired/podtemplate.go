@@ -83,12 +83,8 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, error) {
 	c := corev1ac.Container().
 		WithName(ContainerName).
-		WithImage(app.Spec.Image).
-		WithPorts(corev1ac.ContainerPort().
-			WithName(PortName).
-			WithContainerPort(port(app)).
-			WithProtocol(corev1.ProtocolTCP))
-	for _, p := range app.Spec.Ports {
+		WithImage(app.Spec.Image)
+	for _, p := range appPorts(app) {
 		c.WithPorts(corev1ac.ContainerPort().
 			WithName(p.Name).
 			WithContainerPort(p.Port).

@@ -29,13 +29,8 @@ func Service(app *examplev1.MyApp, migrating bool) *corev1ac.ServiceApplyConfigu
 	}
 	spec := corev1ac.ServiceSpec().
 		WithType(serviceType).
-		WithSelector(selector).
-		WithPorts(corev1ac.ServicePort().
-			WithName(PortName).
-			WithProtocol(corev1.ProtocolTCP).
-			WithPort(port(app)).
-			WithTargetPort(intstr.FromString(PortName)))
-	for _, p := range app.Spec.Ports {
+		WithSelector(selector)
+	for _, p := range appPorts(app) {
 		sp := corev1ac.ServicePort().
 			WithName(p.Name).
 			WithProtocol(portProtocol(p)).
