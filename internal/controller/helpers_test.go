@@ -87,6 +87,17 @@ func rollOut(ns, name string) {
 	reportDeploymentStatus(ns, name, func(want int32) (replicas, updated, available int32) { return want, want, want })
 }
 
+// keepRolledOut plays the deployment controller inside a poll: a Deployment whose latest
+// generation is not observed yet is rolled out, as the real controller observes every
+// generation. A wait for Ready after a change the operator carries out in more than one write
+// (a replica hand-over applies twice) polls with it, so that the story does not depend on which
+// write the test saw first.
+func keepRolledOut(g Gomega, ns, name string) {
+	if d := getDeployment(ns, name)(g); d.Status.ObservedGeneration != d.Generation {
+		rollOut(ns, name)
+	}
+}
+
 // reportDeploymentStatus plays the deployment controller: the Deployment's latest spec
 // observed, with the counts counts gives for its spec.replicas (every pod of the current
 // template; ready pods are the available ones) and Available True, as the controller reports

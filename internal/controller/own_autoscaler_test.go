@@ -188,8 +188,10 @@ var _ = Describe("Your own autoscaler", Ordered, ContinueOnFailure, func() {
 			h := getHPA(ns, "web")(g)
 			g.Expect(h.Spec.ScaleTargetRef.Kind).To(Equal("MyApp"), "the user's HPA is left untouched")
 		}).Should(Succeed())
-		rollOut(ns, "web")
 		Eventually(func(g Gomega) {
+			// The hand-over of the count writes the Deployment twice; the status above may come
+			// from the first write.
+			keepRolledOut(g, ns, "web")
 			a := getMyApp(ns, "web")(g)
 			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(condition(g, a, examplev1.ConditionDegraded).Reason).To(Equal(examplev1.ReasonChildNotOwned))
