@@ -716,9 +716,15 @@ RELEASE_COMMIT_0.3.1 := 1aefbf2bf8cc520b00e888e547f1e4ae6d90ee5d
 RELEASE_COMMIT_0.3.2 := 0e8f950c2e2900eef2fa26867ccab611a3662b5d
 RELEASE_COMMIT_0.4.0 := 2dcffe4396b8b3c30ec0b9098a4f99bc7bb2a91c
 RELEASE_COMMIT_0.4.1 := 2ebe9f420e27af826d1ecd43e794f52149b37047
-# In the tool cache, keyed by the commit and the build's flags and Go release.
-RELEASED_KEY := $(shell echo '$(GO_RELEASE) CGO_ENABLED=$(CGO_ENABLED) $(GOFLAGS)' | sha256sum | cut -c1-12)
-released-manager = $(TOOLS_CACHE)/manager-v$(1)-$(RELEASE_COMMIT_$(1))-$(RELEASED_KEY)/manager
+# A release whose dependencies are not the control plane's is built with the go.mod and go.sum
+# of hack/released/manager-<version>/ in place of its own: its source as released, on the
+# control plane's libraries (hack/tools/align.sh), so that a cold run compiles them once
+# (docs/performance/build-times.md).
+released-modfile = $(wildcard hack/released/manager-$(1)/go.mod)
+# In the tool cache, keyed by the commit, that go.mod and go.sum, and the build's flags and Go
+# release.
+released-key = $(shell { echo '$(GO_RELEASE) CGO_ENABLED=$(CGO_ENABLED) $(GOFLAGS)'; cat $(wildcard hack/released/manager-$(1)/go.*) /dev/null; } | sha256sum | cut -c1-12)
+released-manager = $(TOOLS_CACHE)/manager-v$(1)-$(RELEASE_COMMIT_$(1))-$(call released-key,$(1))/manager
 MANAGER_0_2_0 := $(call released-manager,0.2.0)
 MANAGER_0_3_0 := $(call released-manager,0.3.0)
 MANAGER_0_3_1 := $(call released-manager,0.3.1)
@@ -738,7 +744,9 @@ $(TOOLS_CACHE)/manager-v%/manager:
 	@echo "Building the manager of release $(word 1,$(subst -, ,$*)) from commit $(word 2,$(subst -, ,$*)) (once, into $(TOOLS_CACHE))"
 	mkdir -p $(TOOLS_CACHE)
 	tmp=$$(mktemp -d $(@D).building-XXXXXX) && src=$$(mktemp -d) && trap 'rm -rf "$$tmp" "$$src"' EXIT && \
-		git archive $(word 2,$(subst -, ,$*)) | tar -x -C "$$src" && (cd "$$src" && $(GO_TOOL_BUILD) -o $$tmp/manager ./cmd/main.go) && \
+		git archive $(word 2,$(subst -, ,$*)) | tar -x -C "$$src" && \
+		$(foreach v,$(word 1,$(subst -, ,$*)),$(if $(call released-modfile,$(v:v%=%)),cp hack/released/manager-$(v:v%=%)/go.mod hack/released/manager-$(v:v%=%)/go.sum "$$src"/ &&)) \
+		(cd "$$src" && $(GO_TOOL_BUILD) -o $$tmp/manager ./cmd/main.go) && \
 		chmod 755 "$$tmp" && { mv -T "$$tmp" $(@D) 2>/dev/null || test -d $(@D); }
 .PHONY: test-olm
 TEST_OLM_TOOLS = $(CLUSTER_DEPS) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OPM) $(MANAGER_0_2_0) $(MANAGER_0_3_0) $(MANAGER_0_3_1) $(MANAGER_0_3_2) $(MANAGER_0_4_0) $(MANAGER_0_4_1)
@@ -1090,7 +1098,8 @@ compile-volume: | $(LOCALBIN) ## Count the Go source a cold test-all compiles, a
 	rm -rf $(LOCALBIN)/compile-volume && mkdir -p $(LOCALBIN)/compile-volume
 	cd hack/tools/traefik && trim/trim.sh $(LOCALBIN)/compile-volume/traefik
 	$(foreach v,0.2.0 0.3.0 0.3.1 0.3.2 0.4.0 0.4.1,mkdir -p $(LOCALBIN)/compile-volume/manager-$(v) && \
-		git archive $(RELEASE_COMMIT_$(v)) | tar -x -C $(LOCALBIN)/compile-volume/manager-$(v) &&) true
+		git archive $(RELEASE_COMMIT_$(v)) | tar -x -C $(LOCALBIN)/compile-volume/manager-$(v) && \
+		$(if $(call released-modfile,$(v)),cp hack/released/manager-$(v)/go.mod hack/released/manager-$(v)/go.sum $(LOCALBIN)/compile-volume/manager-$(v)/ &&)) true
 	go run ./hack/compilevolume -builds hack/compilevolume/builds.txt
 
 .PHONY: sweep

@@ -13,12 +13,12 @@
 #
 # Fix a report by moving the root module's version to the control plane's (go get module@version).
 #
-# It also fails when a tool module (hack/tools/<tool>) compiles a module it shares with the
-# control plane at an older version than the control plane's (hack/tools/align.sh --check):
-# the tools are built on the control plane's libraries wherever their releases allow, so that a
-# cold run compiles those once (docs/performance/build-times.md). The tools tied to an older
-# Kubernetes release (OLM's with operator-sdk, kube-score) keep their k8s.io and sigs.k8s.io
-# libraries, and gnostic-models, which moves with k8s.io/kube-openapi; they are held to the rest.
+# It also fails when another Go module of the repository compiles a module it shares with its
+# reference graph at another version (hack/tools/align.sh --check): every tool module, the
+# test module and the released managers built on other libraries are put on the control plane's
+# versions, so that a cold run compiles each shared package once (docs/performance/build-times.md).
+# The tools tied to an older Kubernetes release keep their Kubernetes libraries (ALIGN_SKIP) and
+# share them with each other: crdcost takes OLM's graph, kube-score and crdupgrade OLM v1's.
 set -euo pipefail
 # join and sort must agree on the order: bytewise, whatever the caller's locale.
 export LC_ALL=C
@@ -49,11 +49,25 @@ if [ -n "$differ" ]; then
 fi
 echo "The operator's dependencies shared with the control plane are at the control plane's versions ($(echo "$shared" | wc -l) modules)."
 
-hack/tools/align.sh --check controller-gen crd-ref-docs helm kustomize kubeconform grpc-health-probe prometheus \
-	golangci-lint traefik image
-ALIGN_SKIP='k8s.io/ sigs.k8s.io/ github.com/google/gnostic-models' hack/tools/align.sh --check olm kube-score
+hack/tools/align.sh --check $(printf 'hack/tools/%s ' controller-gen crd-ref-docs helm kustomize kubeconform \
+	grpc-health-probe prometheus golangci-lint traefik image) test
+# OLM's viper needs its own spf13/cast.
+ALIGN_SKIP='k8s.io/ sigs.k8s.io/ github.com/google/gnostic-models github.com/spf13/cast' hack/tools/align.sh --check hack/tools/olm
 # operator-controller 1.2.0's Kubernetes libraries also fix its cel-go, and its oras-go its docker client
 # (and with it go-containerregistry).
 ALIGN_SKIP='k8s.io/ sigs.k8s.io/ github.com/google/gnostic-models github.com/google/cel-go github.com/docker/ oras.land/ github.com/google/go-containerregistry' \
-	hack/tools/align.sh --check olmv1
-echo "The tool modules compile no module the control plane shares at an older version than the control plane's."
+	hack/tools/align.sh --check hack/tools/olmv1
+ALIGN_REF=hack/tools/olm hack/tools/align.sh --check hack/crdcost
+ALIGN_REF=hack/tools/olmv1 hack/tools/align.sh --check hack/tools/kube-score hack/crdupgrade
+# A released manager built with a go.mod of hack/released (the Makefile's released-modfile): its
+# source at the release commit, with that go.mod.
+for modfile in hack/released/manager-*/go.mod; do
+	[ -e "$modfile" ] || continue
+	version=${modfile#hack/released/manager-}; version=${version%/go.mod}
+	commit=$(awk -v v="RELEASE_COMMIT_$version" '$1 == v && $2 == ":=" { print $3 }' Makefile)
+	[ -n "$commit" ] || { echo "check-deps-aligned: no RELEASE_COMMIT_$version in the Makefile for $modfile" >&2; exit 1; }
+	src=bin/check-deps-aligned/manager-$version
+	rm -rf "$src" && mkdir -p "$src" && git archive "$commit" | tar -x -C "$src" && cp "$(dirname "$modfile")"/go.mod "$(dirname "$modfile")"/go.sum "$src"/
+	hack/tools/align.sh --check "$src"
+done
+echo "The other Go modules compile no module they share with their reference graph at another version."

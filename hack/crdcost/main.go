@@ -64,7 +64,8 @@ func fail(err error) {
 }
 
 // pinnedRelease is the Kubernetes release of the apiextensions-apiserver this binary is built
-// with: v0.34.4 is Kubernetes 1.34.4.
+// with: v0.34.1 is Kubernetes 1.34.1. A replace line (hack/tools/align.sh puts crdcost on
+// OLM's graph) names the version built.
 func pinnedRelease() (string, error) {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -72,6 +73,9 @@ func pinnedRelease() (string, error) {
 	}
 	for _, d := range info.Deps {
 		if d.Path == module {
+			if d.Replace != nil {
+				d = d.Replace
+			}
 			return "1." + strings.TrimPrefix(d.Version, "v0."), nil
 		}
 	}

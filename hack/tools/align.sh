@@ -1,45 +1,53 @@
 #!/usr/bin/env bash
-# align.sh moves the modules a tool module shares with the control plane's
-# (hack/tools/kubernetes) up to the control plane's versions, wherever the tool's are older:
-# a package compiles once for every program that imports it at the same version and with the
-# same flags, so a tool on the control plane's client-go, apimachinery, grpc and x/ libraries
-# compiles little of them again (docs/performance/build-times.md). It never moves a module
-# down: where a tool needs a newer version, it keeps it. hack/check-deps-aligned.sh fails when
-# a tool falls behind again.
+# align.sh puts the modules a Go module of the repository shares with its reference graph at
+# the reference's versions, up or down: a package compiles once for every program that imports
+# it at the same version and with the same flags, so a tool built on the control plane's
+# client-go, apimachinery, grpc, go-openapi and x/ libraries compiles none of them again, and
+# neither does any package above them (docs/performance/build-times.md). A module the tool
+# requires at another version is replaced by the reference's (`replace` lines in its go.mod);
+# hack/check-deps-aligned.sh fails when one drifts again.
 #
-# Usage: [ALIGN_SKIP='prefix ...'] hack/tools/align.sh [--check] <tool folder under hack/tools>...
-#   then build the tool to check it. ALIGN_SKIP leaves the modules under those path prefixes
-#   where they are (a tool tied to an older Kubernetes release keeps its k8s.io libraries).
-#   --check changes nothing: it lists what is behind and fails if anything is.
+# The reference is the control plane's graph (hack/tools/kubernetes) unless ALIGN_REF names
+# another module folder: the tools tied to an older Kubernetes release share that release's
+# graph with each other (crdcost takes OLM's, kube-score and crdupgrade take OLM v1's), and keep
+# their Kubernetes libraries against the control plane's (ALIGN_SKIP).
+#
+# Usage: [ALIGN_SKIP='prefix ...'] [ALIGN_REF=folder] hack/tools/align.sh [--check] <folder>...
+#   folders are relative to the repository's root (hack/tools/helm, test, hack/crdcost); then
+#   build the module and run what uses it. ALIGN_SKIP leaves the modules under those path
+#   prefixes at the module's own versions. --check changes nothing: it lists what differs and
+#   fails if anything does.
 set -euo pipefail
 check=
 if [ "${1:-}" = --check ]; then check=1; shift; fi
-cd "$(dirname "$0")"
-versions='{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}'
-ref=$(cd kubernetes && go list -m -f "$versions" all | awk 'NF == 2' | sort)
-# modules lists the modules whose packages the tool's programs compile (those its tools.go
-# imports): a module of the graph that nothing compiles is not worth a line in go.mod. A
-# module the tool replaces by another (a fork) is left out: it is the tool's own choice.
+cd "$(dirname "$0")/../.."
+# join and sort must agree on the order: bytewise, whatever the caller's locale.
+export LC_ALL=C
+
+# modules lists "path version" of the modules whose packages a folder's programs compile: those
+# its tools.go imports (a tools module) and its own packages. A module replaced by another path
+# (a fork) is left out: it is the module's own choice.
 modules() {
-	(cd "$1" && go list -deps -f '{{with .Module}}{{if or (not .Replace) (eq .Replace.Path .Path)}}{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}{{end}}{{end}}' \
-		$(go list -e -tags tools -f '{{join .Imports " "}}' .) | awk 'NF == 2' | sort -u)
+	local imports
+	imports=$(cd "$1" && go list -e -tags tools -f '{{if eq .Name "tools"}}{{join .Imports " "}}{{end}}' . 2>/dev/null || true)
+	(cd "$1" && go list -e -deps -f '{{with .Module}}{{if not .Main}}{{if or (not .Replace) (eq .Replace.Path .Path)}}{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}{{end}}{{end}}{{end}}' \
+		$imports ./... 2> >(grep -v 'matched no packages' >&2) | awk 'NF == 2' | sort -u)
 }
-for tool in "$@"; do
-	for round in 1 2 3; do
-		mine=$(modules "$tool")
+
+ref=$(modules "${ALIGN_REF:-hack/tools/kubernetes}")
+for dir in "$@"; do
+	for round in 1 2 3 4; do
+		mine=$(modules "$dir")
 		for prefix in ${ALIGN_SKIP:-}; do mine=$(echo "$mine" | awk -v p="$prefix" 'index($1, p) != 1'); done
-		# Shared modules whose version here sorts before the control plane's.
-		up=$(join <(echo "$mine") <(echo "$ref") | awk '$2 != $3' | while read -r m have want; do
-			if [ "$(printf '%s\n%s\n' "$have" "$want" | sort -V | head -1)" = "$have" ]; then echo "$m@$want"; fi
-		done)
-		[ -n "$up" ] || break
+		differ=$(join <(echo "$mine") <(echo "$ref") | awk '$2 != $3')
+		[ -n "$differ" ] || break
 		if [ -n "$check" ]; then
-			echo "$tool compiles these modules at versions older than the control plane's:"
-			echo "$up" | sed 's/^/  /'
-			echo "Run hack/tools/align.sh $tool (with ALIGN_SKIP as hack/check-deps-aligned.sh sets it) and build the tool."
+			echo "$dir compiles these modules at other versions than ${ALIGN_REF:-the control plane (hack/tools/kubernetes)} (module, its version, the reference's):"
+			echo "$differ" | sed 's/^/  /'
+			echo "Run hack/tools/align.sh $dir (with ALIGN_REF and ALIGN_SKIP as hack/check-deps-aligned.sh sets them), then build it and run what uses it."
 			exit 1
 		fi
-		echo "$tool: $(echo "$up" | wc -l) modules up to the control plane's versions (round $round)"
-		(cd "$tool" && go get $up && go mod tidy)
+		echo "$dir: $(echo "$differ" | wc -l) modules to the reference's versions (round $round)"
+		(cd "$dir" && echo "$differ" | while read -r m _ want; do go mod edit -replace="$m=$m@$want"; done && go mod tidy)
 	done
 done

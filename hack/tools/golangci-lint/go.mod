@@ -214,3 +214,6 @@ require (
 	mvdan.cc/gofumpt v0.9.2 // indirect
 	mvdan.cc/unparam v0.0.0-20251027182757-5beb8c8f8f15 // indirect
 )
+
+// The reference graph's versions of the modules this one shares with it (hack/tools/align.sh).
+replace github.com/spf13/pflag => github.com/spf13/pflag v1.0.9

@@ -18,3 +18,6 @@ require (
 	golang.org/x/sync v0.19.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 )
+
+// The reference graph's versions of the modules this one shares with it (hack/tools/align.sh).
+replace golang.org/x/sys => golang.org/x/sys v0.40.0

@@ -33,3 +33,13 @@ require (
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.2 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )
+
+// The reference graph's versions of the modules this one shares with it (hack/tools/align.sh).
+replace (
+	github.com/fatih/color => github.com/fatih/color v1.15.0
+	k8s.io/api => k8s.io/api v0.32.2
+	k8s.io/apimachinery => k8s.io/apimachinery v0.32.2
+	k8s.io/utils => k8s.io/utils v0.0.0-20241210054802-24370beab758
+	sigs.k8s.io/json => sigs.k8s.io/json v0.0.0-20241014173422-cfa47c3a1cc8
+	sigs.k8s.io/structured-merge-diff/v4 => sigs.k8s.io/structured-merge-diff/v4 v4.5.0
+)

@@ -262,3 +262,19 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The reference graph's versions of the modules this one shares with it (hack/tools/align.sh).
+replace (
+	dario.cat/mergo => dario.cat/mergo v1.0.1
+	github.com/antlr4-go/antlr/v4 => github.com/antlr4-go/antlr/v4 v4.13.0
+	github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.21.0
+	github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.20.2
+	github.com/go-openapi/swag => github.com/go-openapi/swag v0.23.0
+	github.com/google/cel-go => github.com/google/cel-go v0.26.0
+	github.com/mailru/easyjson => github.com/mailru/easyjson v0.7.7
+	github.com/moby/term => github.com/moby/term v0.5.0
+	github.com/sirupsen/logrus => github.com/sirupsen/logrus v1.9.3
+	github.com/spf13/pflag => github.com/spf13/pflag v1.0.9
+	github.com/stoewer/go-strcase => github.com/stoewer/go-strcase v1.3.0
+	golang.org/x/text => golang.org/x/text v0.33.0
+)

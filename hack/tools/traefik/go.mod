@@ -373,3 +373,12 @@ replace (
 // Traefik's own exclude: the tencentcloud SDK's monorepo module is ambiguous beside its
 // per-product modules.
 exclude github.com/tencentcloud/tencentcloud-sdk-go v3.0.83+incompatible
+
+// The reference graph's versions of the modules this one shares with it (hack/tools/align.sh).
+replace (
+	github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.21.0
+	github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.20.2
+	github.com/go-openapi/swag => github.com/go-openapi/swag v0.23.0
+	github.com/json-iterator/go => github.com/json-iterator/go v1.1.12
+	github.com/mailru/easyjson => github.com/mailru/easyjson v0.7.7
+)
