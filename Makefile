@@ -110,6 +110,8 @@ CRD_REF_DOCS_KEY := $(call tool-key,crd-ref-docs)
 CRD_REF_DOCS ?= $(call tool-dir,crd-ref-docs,$(CRD_REF_DOCS_VERSION),$(CRD_REF_DOCS_KEY))/crd-ref-docs
 KUBE_SCORE_KEY := $(call tool-key,kube-score)
 KUBE_SCORE ?= $(call tool-dir,kube-score,$(KUBE_SCORE_VERSION),$(KUBE_SCORE_KEY))/kube-score
+GINKGO_VERSION := $(call tool-version,ginkgo,github.com/onsi/ginkgo/v2)
+GINKGO ?= $(call tool-dir,ginkgo,$(GINKGO_VERSION),$(call tool-key,ginkgo))/ginkgo
 KUBECONFORM_KEY := $(call tool-key,kubeconform)
 KUBECONFORM ?= $(call tool-dir,kubeconform,$(KUBECONFORM_VERSION),$(KUBECONFORM_KEY))/kubeconform
 TRAEFIK_KEY := $(call tool-key,traefik,$(TRAEFIK_FLAGS) trim:$(TRAEFIK_TRIM))
@@ -265,12 +267,18 @@ $(TESTSUMMARY): hack/testsummary/main.go | $(LOCALBIN)
 	go build -o $@ ./hack/testsummary
 
 .PHONY: test
-TEST_TOOLS = $(CONTROLLER_GEN) $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL)
-# The envtest suite runs about 9 minutes on a cold run's busy cores (2026-11-28), near go test's
-# default 10-minute timeout: the root module's packages get 20 minutes, inside test-all's
+TEST_TOOLS = $(CONTROLLER_GEN) $(ENVTEST_DEPS) $(SCORECARD_TEST) $(KUSTOMIZE) $(PROMTOOL) $(GINKGO)
+# The envtest stories of internal/controller mostly wait (on the reconciler, on Eventually and
+# Consistently windows; docs/performance/build-times.md), so the ginkgo command runs them in
+# ENVTEST_PROCS processes, each with its own kube-apiserver, etcd and manager (suite_test.go's
+# BeforeSuite); `go test ./internal/controller` runs them one after the other. Every other test
+# of the root module runs under go test, the plain tests of internal/controller included (the
+# ginkgo command would run them once in each process). Both get 20 minutes, inside test-all's
 # deadline for the stage, which still stops a hang.
+ENVTEST_PROCS ?= 4
 test: $(call unprepared,manifests generate fmt vet) $(TEST_TOOLS) $(TESTSUMMARY) ## Unit, envtest (real kube-apiserver and etcd), bundle validation, scorecard, alert rule tests, a short fuzz run.
-	go test -json -timeout 20m $(GO_TEST_FLAGS) ./... -coverprofile cover.out 2>&1 | $(TESTSUMMARY)
+	$(GINKGO) -p --procs=$(ENVTEST_PROCS) --timeout=20m --cover --coverprofile=controller.cover.out ./internal/controller -- -test.run='^TestControllers$$'
+	go test -json -timeout 20m $(GO_TEST_FLAGS) ./... -skip '^TestControllers$$' -coverprofile cover.out 2>&1 | $(TESTSUMMARY)
 	cd test && SCORECARD_TEST=$(SCORECARD_TEST) KUSTOMIZE=$(KUSTOMIZE) \
 		go test -json $(GO_TEST_FLAGS) $$(go list ./... | grep -v -e /test/e2e -e /test/olm -e /test/realnode) 2>&1 | $(TESTSUMMARY)
 	$(call run-fuzz,$(TEST_FUZZTIME),$(FUZZ_TARGETS))
@@ -928,6 +936,8 @@ $(KUBE_SCORE):
 	$(call go-build-tool,kube-score,$(@D),github.com/zegl/kube-score/cmd/kube-score)
 $(KUBECONFORM):
 	$(call go-build-tool,kubeconform,$(@D),github.com/yannh/kubeconform/cmd/kubeconform)
+$(GINKGO):
+	$(call go-build-tool,ginkgo,$(@D),github.com/onsi/ginkgo/v2/ginkgo)
 $(CRD_REF_DOCS):
 	$(call go-build-tool,crd-ref-docs,$(@D),github.com/elastic/crd-ref-docs)
 $(TRAEFIK):
@@ -1108,6 +1118,6 @@ sweep: localcluster ## Stop what earlier runs left running (any clone) and, as r
 
 .PHONY: print-tools
 print-tools: ## Print where each tool is (the tool cache) and whether it is built.
-	@$(foreach t,CONTROLLER_GEN KUSTOMIZE OPERATOR_SDK SCORECARD_TEST OPM OLM_BIN OLMV1_BIN GOLANGCI_LINT CRD_REF_DOCS KUBE_SCORE KUBECONFORM \
+	@$(foreach t,CONTROLLER_GEN KUSTOMIZE OPERATOR_SDK SCORECARD_TEST OPM OLM_BIN OLMV1_BIN GINKGO GOLANGCI_LINT CRD_REF_DOCS KUBE_SCORE KUBECONFORM \
 		TRAEFIK PROMETHEUS_BIN HELM GRPC_HEALTH_PROBE K8S_BIN K8S_NODE_BIN KUBECTL KWOK,\
 		printf '%-18s %s%s\n' $(t) $($(t)) "$$(test -e $($(t)) || echo '  (not built)')";)
