@@ -743,11 +743,13 @@ MANAGER_0_4_1 := $(call released-manager,0.4.1)
 RELEASED_VERSIONS := 0.2.0 0.3.0
 RELEASED_MANAGER_IMAGES := $(foreach v,$(RELEASED_VERSIONS),$(call released-manager,$(v)))
 # One release's build after the other's: at once, both would compile the dependencies they share.
-$(MANAGER_0_3_0): | $(MANAGER_0_2_0)
-$(MANAGER_0_3_1): | $(MANAGER_0_3_0)
-$(MANAGER_0_3_2): | $(MANAGER_0_3_1)
-$(MANAGER_0_4_0): | $(MANAGER_0_3_2)
-$(MANAGER_0_4_1): | $(MANAGER_0_4_0)
+# The newest first: the Helm stage, which a run starts first, upgrades from it; the OLM stages,
+# which need the others, start later.
+$(MANAGER_0_4_0): | $(MANAGER_0_4_1)
+$(MANAGER_0_3_2): | $(MANAGER_0_4_0)
+$(MANAGER_0_3_1): | $(MANAGER_0_3_2)
+$(MANAGER_0_3_0): | $(MANAGER_0_3_1)
+$(MANAGER_0_2_0): | $(MANAGER_0_3_0)
 $(TOOLS_CACHE)/manager-v%/manager:
 	@echo "Building the manager of release $(word 1,$(subst -, ,$*)) from commit $(word 2,$(subst -, ,$*)) (once, into $(TOOLS_CACHE))"
 	mkdir -p $(TOOLS_CACHE)

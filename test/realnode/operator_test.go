@@ -284,6 +284,15 @@ patches:
 
 	kubectl(manifests, "apply", "--server-side", "-f", "-")
 	deployedManifests = manifests
+	// A CRD made again (after the OLM story removed it) serves MyApps only once it is
+	// established and the client's mapping finds the kind: a story's first create would
+	// otherwise meet "no matches for kind MyApp".
+	kubectl(nil, "wait", "--for=condition=Established", "--timeout=60s", "crd/myapps.example.com")
+	Eventually(func() error {
+		_, err := k8s.RESTMapper().RESTMapping(schema.GroupKind{Group: examplev1.GroupVersion.Group, Kind: "MyApp"},
+			examplev1.GroupVersion.Version)
+		return err
+	}).Should(Succeed(), "the client maps MyApp")
 }
 
 // deployOperatorAgain deploys config/default for a container that may run after the OLM story.
