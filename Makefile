@@ -150,6 +150,11 @@ ifeq ($(KUBEBUILDER_ASSETS),$(K8S_BIN))
 ENVTEST_DEPS := $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kube-controller-manager
 endif
 export KUBEBUILDER_ASSETS
+# envtest gives kube-apiserver 20 s to become ready, and retries a start five times. Under
+# test-all the unit packages start their control planes side by side while the other lanes'
+# clusters run, on two cores: a cold kube-apiserver (its CRDs, its first etcd compaction) can
+# take longer than 20 s there, and a suite that never started fails every test it holds.
+export KUBEBUILDER_CONTROLPLANE_START_TIMEOUT ?= 2m
 
 # Every process a run of these targets starts carries MYAPP_OPERATOR_RUN (localcluster's
 # components, envtest's kube-apiserver and etcd, the suites, the tools): `make sweep` stops

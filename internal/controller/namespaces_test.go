@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"testing"
@@ -30,7 +31,14 @@ func TestWatchNamespaces(t *testing.T) {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
+	// A control plane that does not start says why: kube-apiserver's and etcd's own output,
+	// which envtest otherwise drops.
+	var out bytes.Buffer
+	env.ControlPlane.GetAPIServer().Out, env.ControlPlane.GetAPIServer().Err = &out, &out
 	restCfg, err := env.Start()
+	if err != nil {
+		t.Logf("kube-apiserver's output, its last 8 KB:\n%s", tail(out.Bytes(), 8<<10))
+	}
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
 	c, err := client.New(restCfg, client.Options{Scheme: scheme})
@@ -77,4 +85,11 @@ func TestWatchNamespaces(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "elsewhere", Name: "web"}, app)).To(Succeed())
 		g.Expect(app.Status.Conditions).To(BeEmpty())
 	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
 }
