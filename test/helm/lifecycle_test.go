@@ -90,8 +90,12 @@ var _ = Describe("The Helm chart", Ordered, func() {
 
 	It("upgrades to this chart: helm upgrades the CRD with the release, and the new manager adopts the MyApp, replaces none of its pods and keeps the rollback the old one holds", func() {
 		old := managerPods()
+		// A short lease (the chart's extraArgs, kept by the upgrades below): the manager of the
+		// install after the uninstall waits out the lease of the uninstalled one, which cannot
+		// release it once helm deleted its Role, for 15 s rather than a minute.
 		helm("upgrade", release, env["E2E_CHART"], "--namespace", releaseNS, "--wait", "--timeout", "3m",
-			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+env["E2E_MANAGER_TAG"])
+			"--set", "image.repository="+env["E2E_MANAGER_IMAGE"], "--set", "image.tag="+env["E2E_MANAGER_TAG"],
+			"--set-json", `extraArgs=["--leader-elect-lease-duration=15s","--leader-elect-renew-deadline=10s","--leader-elect-retry-period=2s"]`)
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, crd)).To(Succeed())
 		Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["tolerations"].Items.Schema.Properties["key"].MaxLength).
