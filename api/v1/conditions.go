@@ -108,6 +108,32 @@ const (
 	ReasonIngressNotAdmitted = "IngressNotAdmitted"
 )
 
+// Reasons of a canary release (spec.canary).
+const (
+	// ReasonCanaryProgressing: a canary release runs and its analysis passes so far; the
+	// message says the step, the weight and what the step waits for.
+	ReasonCanaryProgressing = "CanaryProgressing"
+	// ReasonCanaryPaused: a canary release waits for the user: a pause step without a
+	// duration, or a pause the user asked for (myapp.example.com/canary: resume or promote
+	// goes on).
+	ReasonCanaryPaused = "CanaryPaused"
+	// ReasonCanaryPromoting: every step passed, or the user promoted the canary: its pods take
+	// every request while the stable Deployment moves to the new template.
+	ReasonCanaryPromoting = "CanaryPromoting"
+	// ReasonCanaryAborted: a check failed (the canary's pods, their deadline to become
+	// available, a metric check) or the user aborted: every request went back to the stable
+	// pods and the canary's pods were removed. The message names the step and the check. It
+	// holds until the spec asks for another template or a reconcile is requested.
+	ReasonCanaryAborted = "CanaryAborted"
+	// ReasonCanaryAnalysisUnavailable: spec.canary asks for metric checks and the manager has
+	// no Prometheus to evaluate them (its --canary-prometheus-url flag): no canary starts.
+	ReasonCanaryAnalysisUnavailable = "CanaryAnalysisUnavailable"
+	// ReasonCanaryAnalysisInconclusive: a metric check cannot be evaluated (Prometheus does not
+	// answer, the query returns no number) under onError: Pause: the steps wait until it can
+	// be, the weight in force stays.
+	ReasonCanaryAnalysisInconclusive = "CanaryAnalysisInconclusive"
+)
+
 // Reasons for pods that cannot start until the user fixes something. They are named after
 // the kubelet's waiting reasons, which users already know from `kubectl get pods`.
 const (

@@ -75,6 +75,10 @@ var fillersAt = map[string]map[string]any{
 	// An autoscaler's policy: its type is Pods or Percent, its value and period integers.
 	"autoScaling.behavior.scaleUp.policies.[]":   {"type": "Pods", "value": int64(1), "periodSeconds": int64(15)},
 	"autoScaling.behavior.scaleDown.policies.[]": {"type": "Pods", "value": int64(1), "periodSeconds": int64(15)},
+	// A canary's metric check: a query and a condition of an operator and a number.
+	"canary.analysis.metrics.[]": {"name": "x", "query": "up", "condition": map[string]any{"operator": ">", "value": "0"}},
+	// A canary has steps: one weight.
+	"canary": {"steps": []any{map[string]any{"setWeight": int64(10)}}},
 }
 
 // objectFillers complete an object of the schema, by its path, with what it needs beside the

@@ -22,6 +22,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every mount must name a volume of spec.volumes",fieldPath=".volumeMounts"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.volumeMounts) || self.files.all(f, self.volumeMounts.all(m, f.path != m.mountPath && !f.path.startsWith(m.mountPath + '/') && !m.mountPath.startsWith(f.path + '/')))",message="a file must not be at or inside the path of a volume mount, nor be a directory of one",fieldPath=".files"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.analysis) || !has(self.canary.analysis.availableWithin) || duration(self.canary.analysis.availableWithin).getSeconds() > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds: it is the canary Deployment's progress deadline",fieldPath=".canary.analysis.availableWithin"
 // +kubebuilder:validation:XValidation:rule="!has(self.minReadySeconds) || has(self.progressDeadlineSeconds) || self.minReadySeconds < 600",message="must be less than progressDeadlineSeconds (600 when left out)",fieldPath=".minReadySeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.httpGet) || !has(self.readinessProbe.httpGet.port) || type(self.readinessProbe.httpGet.port) == int || self.readinessProbe.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.httpGet.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="must name a TCP port of the container: http (the MyApp's port) or a TCP port in spec.ports; the kubelet probes over TCP",fieldPath=".readinessProbe.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.readinessProbe) || !has(self.readinessProbe.tcpSocket) || !has(self.readinessProbe.tcpSocket.port) || type(self.readinessProbe.tcpSocket.port) == int || self.readinessProbe.tcpSocket.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.readinessProbe.tcpSocket.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="must name a TCP port of the container: http (the MyApp's port) or a TCP port in spec.ports; the kubelet probes over TCP",fieldPath=".readinessProbe.tcpSocket.port"
@@ -424,6 +425,14 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Expose"
 	Expose *Expose `json:"expose,omitempty"`
+
+	// Canary, when set, releases each new pod template to a share of the requests first, in
+	// steps judged by the operator and by metric checks, and promotes or aborts it (see
+	// Canary). Left out, a new template rolls out as the Deployment's rolling update does.
+	// Setting it restarts no pod.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Canary releases"
+	Canary *Canary `json:"canary,omitempty"`
 }
 
 // ResourceRequirements are the compute resources of the application's container: any
@@ -856,8 +865,10 @@ type MyAppStatus struct {
 	// SelectorMigration, WaitingForPredecessor, ProgressDeadlineExceeded, ReplicaFailure,
 	// ChildNotOwned, ChildRejected, InvalidSpec, ApplyFailed, AutoscalerUnableToScale,
 	// RolledBack, GatewayAPINotInstalled, RouteNotAccepted, WaitingForGateway,
-	// GatewayNotResponding, IngressClassNotFound, IngressNotAdmitted or a pod's
-	// ImagePullBackOff, InvalidImageName or CreateContainerConfigError.
+	// GatewayNotResponding, IngressClassNotFound, IngressNotAdmitted, CanaryProgressing,
+	// CanaryPaused, CanaryPromoting, CanaryAborted, CanaryAnalysisUnavailable,
+	// CanaryAnalysisInconclusive or a pod's ImagePullBackOff, InvalidImageName or
+	// CreateContainerConfigError.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -916,6 +927,13 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Rolled back"
 	RolledBack *RollbackStatus `json:"rolledBack,omitempty"`
 
+	// Canary, while a canary release runs or holds after an abort, says where it is: its
+	// phase, step, weight and what its metric checks measured. It is recorded before the
+	// operator acts on it, so a restarted operator resumes where it was.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Canary"
+	Canary *CanaryStatus `json:"canary,omitempty"`
+
 	// URL is where the app is reached from outside the cluster, from spec.expose: the scheme,
 	// the first host that is not a wildcard and the path, once the HTTPRoute or Ingress
 	// carries them. Whether a request gets there is Ready's to say: through a Gateway, Ready
@@ -938,10 +956,12 @@ type MyAppStatus struct {
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=ma,categories=all
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 63",message="metadata.name must be at most 63 lower case letters, digits and '-', starting with a letter and ending with a letter or digit, because it also names the MyApp's Service"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.canary) || size(self.metadata.name) <= 56",message="metadata.name must be at most 56 characters with spec.canary, which names the Services <name>-canary and <name>-stable"
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Canary",type=integer,JSONPath=`.status.canary.weight`,description="The percentage of requests a canary release sends to the new template"
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +operator-sdk:csv:customresourcedefinitions:displayName="MyApp",resources={{Deployment,v1},{Service,v1},{HorizontalPodAutoscaler,v2},{PodDisruptionBudget,v1}}

@@ -188,6 +188,38 @@ func TestAdmissionRejects(t *testing.T) {
 		{"access-app-no-name", `{"image":"nginx","accessPolicy":{"inbound":{"apps":[{"namespace":"shop"}]}}}`, "spec.accessPolicy.inbound.apps[0].name", "Required"},
 		{"access-app-dotted-name", `{"image":"nginx","accessPolicy":{"inbound":{"apps":[{"name":"a.b"}]}}}`, "spec.accessPolicy.inbound.apps[0].name", "should match"},
 		{"access-app-bad-namespace", `{"image":"nginx","accessPolicy":{"outbound":{"apps":[{"namespace":"-x","name":"db"}]}}}`, "spec.accessPolicy.outbound.apps[0].namespace", "should match"},
+		{"canary-no-steps", `{"image":"nginx","canary":{"steps":[]}}`, "spec.canary.steps", "at least 1 items"},
+		{"canary-step-both", `{"image":"nginx","canary":{"steps":[{"setWeight":5,"pause":{}}]}}`, "spec.canary.steps[0]", "exactly one of setWeight and pause"},
+		{"canary-step-neither", `{"image":"nginx","canary":{"steps":[{}]}}`, "spec.canary.steps[0]", "exactly one of setWeight and pause"},
+		{"canary-weight-zero", `{"image":"nginx","canary":{"steps":[{"setWeight":0}]}}`, "spec.canary.steps[0].setWeight", "greater than or equal to 1"},
+		{"canary-weight-101", `{"image":"nginx","canary":{"steps":[{"setWeight":101}]}}`, "spec.canary.steps[0].setWeight", "less than or equal to 100"},
+		{"canary-weights-decrease", `{"image":"nginx","canary":{"steps":[{"setWeight":50},{"pause":{}},{"setWeight":25}]}}`, "spec.canary.steps", "must not decrease"},
+		{"canary-21-steps", `{"image":"nginx","canary":{"steps":[` + strings.TrimSuffix(strings.Repeat(`{"setWeight":5},`, 21), ",") + `]}}`, "spec.canary.steps", "at most 20 items"},
+		{"canary-pause-words", `{"image":"nginx","canary":{"steps":[{"pause":{"duration":"2 minutes"}}]}}`, "spec.canary.steps[0].pause.duration", "should match"},
+		{"canary-pause-fraction", `{"image":"nginx","canary":{"steps":[{"pause":{"duration":"1.5h"}}]}}`, "spec.canary.steps[0].pause.duration", "should match"},
+		{"canary-pause-25h", `{"image":"nginx","canary":{"steps":[{"pause":{"duration":"25h"}}]}}`, "spec.canary.steps[0].pause.duration", "at most 24h"},
+		{"canary-available-within-min-ready", `{"image":"nginx","minReadySeconds":60,"canary":{"steps":[{"setWeight":5}],"analysis":{"availableWithin":"60s"}}}`,
+			"spec.canary.analysis.availableWithin", "must exceed minReadySeconds"},
+		{"canary-available-within-2h", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"availableWithin":"2h"}}}`, "spec.canary.analysis.availableWithin", "between 1s and 1h"},
+		{"canary-metric-twice", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[` +
+			`{"name":"a","query":"up","condition":{"operator":">","value":"0"}},{"name":"a","query":"up","condition":{"operator":">","value":"1"}}]}}}`,
+			"spec.canary.analysis.metrics[1]", "Duplicate value"},
+		{"canary-metric-no-query", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","condition":{"operator":">","value":"0"}}]}}}`,
+			"spec.canary.analysis.metrics[0].query", "Required"},
+		{"canary-metric-equals", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":"==","value":"0"}}]}}}`,
+			"spec.canary.analysis.metrics[0].condition.operator", "Unsupported value"},
+		{"canary-metric-word-value", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":">","value":"high"}}]}}}`,
+			"spec.canary.analysis.metrics[0].condition.value", "should match"},
+		{"canary-metric-huge-exponent", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":">","value":"1e999"}}]}}}`,
+			"spec.canary.analysis.metrics[0].condition.value", "should match"},
+		{"canary-metric-interval-1s", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":">","value":"0"},"interval":"1s"}]}}}`,
+			"spec.canary.analysis.metrics[0].interval", "between 5s and 1h"},
+		{"canary-metric-limit-101", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":">","value":"0"},"failureLimit":101}]}}}`,
+			"spec.canary.analysis.metrics[0].failureLimit", "less than or equal to 100"},
+		{"canary-metric-on-error-ignore", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[{"name":"a","query":"up","condition":{"operator":">","value":"0"},"onError":"Ignore"}]}}}`,
+			"spec.canary.analysis.metrics[0].onError", "Unsupported value"},
+		{"canary-metric-11", `{"image":"nginx","canary":{"steps":[{"setWeight":5}],"analysis":{"metrics":[` + elevenChecks + `]}}}`, "spec.canary.analysis.metrics", "at most 10 items"},
+		{"canary-name-57-" + strings.Repeat("n", 42), `{"image":"nginx","canary":{"steps":[{"setWeight":5}]}}`, "metadata.name", "at most 56 characters with spec.canary"},
 		{"ports-17", `{"image":"nginx","ports":[` + strings.TrimSuffix(strings.Repeat(`{"name":"p","port":1},`, 17), ",") + `]}`, "spec.ports", "must have at most 16 items"},
 		{"expose-port-unknown", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["a.com"],"portName":"web"}}`, "spec.expose.portName", "must be http"},
 		{"expose-port-udp", `{"image":"nginx","ports":[{"name":"dns","port":53,"protocol":"UDP"}],"expose":{"hosts":["a.com"],"portName":"dns"}}`, "spec.expose.portName", "TCP port"},
@@ -421,3 +453,12 @@ func manyVolumes(n int) string {
 	}
 	return strings.Join(items, ",")
 }
+
+// elevenChecks are one metric check more than spec.canary.analysis takes.
+var elevenChecks = func() string {
+	var c []string
+	for i := range 11 {
+		c = append(c, fmt.Sprintf(`{"name":"c%d","query":"up","condition":{"operator":">","value":"0"}}`, i))
+	}
+	return strings.Join(c, ",")
+}()
