@@ -26,6 +26,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/analysis"
 	"github.com/example/myapp-operator/internal/controller"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/events"
@@ -48,6 +49,7 @@ func main() {
 		retryPeriod                       time.Duration
 		rolloutFailureGrace               time.Duration
 		exposeGateway, exposeIngressClass string
+		canaryPrometheus                  string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -94,6 +96,9 @@ func main() {
 	flag.StringVar(&exposeIngressClass, "expose-ingress-class", "",
 		"The IngressClass of the Ingress of a MyApp's spec.expose that names neither a gateway nor an ingressClassName, "+
 			"when --expose-gateway is empty. Empty: the cluster's default IngressClass.")
+	flag.StringVar(&canaryPrometheus, "canary-prometheus-url", "",
+		"The Prometheus (http://host:port) that evaluates the metric checks of canary releases "+
+			"(spec.canary.analysis.metrics). Empty: a MyApp with metric checks starts no canary (CanaryAnalysisUnavailable).")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -113,6 +118,15 @@ func main() {
 	if err != nil {
 		log.Error(err, "Invalid --expose-ingress-class")
 		os.Exit(1)
+	}
+	var canaryAnalysis analysis.Querier
+	if canaryPrometheus != "" {
+		prom, err := analysis.NewPrometheus(canaryPrometheus, canaryQueryTimeout)
+		if err != nil {
+			log.Error(err, "Invalid --canary-prometheus-url")
+			os.Exit(1)
+		}
+		canaryAnalysis = prom
 	}
 
 	var tlsOpts []func(*tls.Config)
@@ -174,6 +188,7 @@ func main() {
 		Metrics:                 metrics.New().MustRegisterWithControllerRuntime(),
 		RolloutFailureGrace:     rolloutFailureGrace,
 		ExposeDefaults:          desired.ExposeDefaults{Gateway: gateway, IngressClassName: ingressClass},
+		CanaryAnalysis:          canaryAnalysis,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)
@@ -229,3 +244,7 @@ func newEventRecorder(mgr ctrl.Manager, scheme *runtime.Scheme) (*events.Recorde
 	return events.NewRecorder(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")}, scheme, "myapp-operator",
 		record.CorrelatorOptions{LRUCacheSize: eventCorrelatorKeys}, ctrl.Log.WithName("events")), nil
 }
+
+// canaryQueryTimeout bounds one PromQL query of a canary's metric check: a reconcile waits for
+// it, and a Prometheus that does not answer in time is a measurement that cannot be taken.
+const canaryQueryTimeout = 10 * time.Second

@@ -52,11 +52,12 @@ type Tally struct {
 	Error       string
 }
 
-// Due is when the next measurement of a check is due: at once when none was taken since the
-// step began, then every interval.
+// Due is when the next measurement of a check is due: one interval after the step began (so
+// that the query's window holds requests at the step's weight), then one interval after the
+// last one.
 func Due(c Check, t Tally, stepStarted time.Time) time.Time {
 	if t.LastAt.IsZero() || t.LastAt.Before(stepStarted) {
-		return stepStarted
+		return stepStarted.Add(c.Interval)
 	}
 	return t.LastAt.Add(c.Interval)
 }

@@ -81,11 +81,11 @@ func TestVerdict(t *testing.T) {
 func TestDue(t *testing.T) {
 	step := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	c := Check{Interval: 30 * time.Second}
-	if got := Due(c, Tally{}, step); !got.Equal(step) {
-		t.Errorf("a check never measured is due at the step's start, got %v", got)
+	if got := Due(c, Tally{}, step); !got.Equal(step.Add(30 * time.Second)) {
+		t.Errorf("a check never measured is due an interval after the step began, got %v", got)
 	}
-	if got := Due(c, Tally{LastAt: step.Add(-time.Second)}, step); !got.Equal(step) {
-		t.Errorf("a check measured before the step is due at its start, got %v", got)
+	if got := Due(c, Tally{LastAt: step.Add(-time.Second)}, step); !got.Equal(step.Add(30 * time.Second)) {
+		t.Errorf("a check measured before the step is due an interval after it began, got %v", got)
 	}
 	if got := Due(c, Tally{LastAt: step.Add(time.Minute)}, step); !got.Equal(step.Add(90 * time.Second)) {
 		t.Errorf("a measured check is due an interval later, got %v", got)

@@ -81,7 +81,11 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	case want.Route && !served:
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
-		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, desired.HTTPRoute(app, want.Gateway), nil)
+		wantRoute := desired.HTTPRoute(app, want.Gateway)
+		if weight, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
+			wantRoute = desired.CanaryHTTPRoute(app, want.Gateway, weight)
+		}
+		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, wantRoute, nil)
 		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
 			err = &gatewayAPIMissingError{gateway: want.Gateway}
 		}
@@ -141,6 +145,9 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		out.retryWithin(keepIngressUntil.Sub(now))
 	case !want.Route || routed:
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.Ingress{}, app.Name))
+	}
+	if !want.Route || !served {
+		r.deleteCanaryServices(ctx, app, obs, out)
 	}
 	if !want.Route && served && !classMissing {
 		// An Ingress of a class that does not exist serves nothing: the route, if any, stays.

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -476,6 +477,84 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		publishAddress(ns, "unadmitted")
 		Eventually(func(g Gomega) {
 			g.Expect(condition(g, getMyApp(ns, "unadmitted")(g), examplev1.ConditionDegraded).Status).To(Equal(metav1.ConditionFalse))
+		}).Should(Succeed())
+	})
+
+	It("splits the route of a canary exactly by its weights, and moves a step on only once the Gateway accepted them", func() {
+		app := createMyApp(ns, "store", func(a *examplev1.MyApp) {
+			a.Spec.Replicas = ptrTo(int32(4))
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"store.example.com"},
+				Gateway: &examplev1.GatewayReference{Name: "public", SectionName: "http"}}
+			a.Spec.Canary = &examplev1.Canary{Steps: []examplev1.CanaryStep{{SetWeight: ptrTo(int32(20))}, {Pause: &examplev1.CanaryPause{}}}}
+		})
+		stable := currentReplicaSet(ns, "store")
+		rollOut(ns, "store")
+		// weights reads the route's backends: each Service's weight.
+		weights := func(g Gomega) map[string]int32 {
+			route := getRoute(ns, "store")(g)
+			g.Expect(route.Spec.Rules).To(HaveLen(1))
+			w := map[string]int32{}
+			for _, b := range route.Spec.Rules[0].BackendRefs {
+				g.Expect(b.Weight).NotTo(BeNil())
+				w[string(b.Name)] = *b.Weight
+			}
+			return w
+		}
+		step := func(g Gomega) int32 {
+			c := getMyApp(ns, "store")(g).Status.Canary
+			g.Expect(c).NotTo(BeNil())
+			return c.Step
+		}
+
+		By("with nothing under way, every request to the stable pods' Service, which selects the template that serves")
+		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
+		Eventually(func(g Gomega) {
+			g.Expect(getService(ns, "store-stable")(g).Spec.Selector).To(HaveKeyWithValue(appsv1.DefaultDeploymentUniqueLabelKey, stable))
+			g.Expect(getService(ns, "store-canary")(g).Spec.Selector).To(HaveKeyWithValue(desired.LabelTrack, desired.TrackCanary))
+		}).Should(Succeed())
+		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "store")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
+
+		By("a new image: the canary's pods first, then its weight on the route")
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(func(g Gomega) int32 { return *getDeployment(ns, "store-canary")(g).Spec.Replicas }).Should(Equal(int32(1)))
+		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(0)),
+			"no request before the canary's pods are available")
+		currentReplicaSet(ns, "store-canary")
+		rollOut(ns, "store-canary")
+		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 80, "store-canary": 20}))
+
+		By("the step waits for the Gateway's word on the route's generation with those weights")
+		Consistently(step, 2*time.Second, 200*time.Millisecond).Should(BeZero())
+		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(step).Should(Equal(int32(1)))
+		Eventually(func(g Gomega) string { return getMyApp(ns, "store")(g).Status.Canary.Phase }).Should(Equal("Paused"))
+
+		By("promoted: every request to the canary, then, once the stable pods run its template and serve, back to them")
+		controlCanary(app, "promote")
+		Eventually(func(g Gomega) int32 { return *getDeployment(ns, "store-canary")(g).Spec.Replicas }).Should(Equal(int32(4)))
+		rollOut(ns, "store-canary")
+		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 0, "store-canary": 100}))
+		Expect(container(Default, getDeployment(ns, "store")(Default)).Image).To(Equal("nginx:1.27"), "the stable pods move only once every request left them")
+		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(func(g Gomega) string { return container(g, getDeployment(ns, "store")(g)).Image }).Should(Equal("nginx:1.28"))
+		promoted := startRolloutOf(ns, "store")
+		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(100)),
+			"the stable pods take requests back only once they run the template")
+		rollOut(ns, "store")
+		Eventually(func(g Gomega) {
+			g.Expect(getService(ns, "store-stable")(g).Spec.Selector).To(HaveKeyWithValue(appsv1.DefaultDeploymentUniqueLabelKey, promoted))
+		}).Should(Succeed())
+		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
+		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(func(g Gomega) {
+			a := getMyApp(ns, "store")(g)
+			g.Expect(a.Status.Canary).To(BeNil())
+			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+			err := k8s.Get(suiteCtx, key(ns, "store-canary"), &appsv1.Deployment{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the canary Deployment goes: %v", err)
 		}).Should(Succeed())
 	})
 

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/analysis"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/status"
@@ -69,6 +70,10 @@ type MyAppReconciler struct {
 	// ExposeDefaults say how a spec.expose that names neither a Gateway nor an ingress class
 	// is exposed (the manager's --expose-gateway and --expose-ingress-class flags).
 	ExposeDefaults desired.ExposeDefaults
+	// CanaryAnalysis evaluates the metric checks of canary releases (the Prometheus of the
+	// manager's --canary-prometheus-url flag); nil when the manager has none, and a MyApp with
+	// metric checks then starts no canary (CanaryAnalysisUnavailable).
+	CanaryAnalysis analysis.Querier
 
 	pods cache.Cache
 	// routes is the cache of the MyApps' HTTPRoutes, and gateway knows whether the cluster
@@ -211,6 +216,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 	p, err := r.rolloutBefore(ctx, app, cached, deployment, inputsRead, kept)
 	out.add(r, app, obs, err)
 	obs.ReadyTemplate = app.Status.ReadyTemplate
+	look := r.decideCanary(ctx, app, obs, out, cached, deployment, p, err == nil && phase == migrationNone)
 	held := false
 	switch {
 	case err != nil:
@@ -225,6 +231,10 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		// The template the spec asks for failed and was rolled back (rollback.go): it is not
 		// tried again until the spec asks for another or a reconcile is requested.
 		held, err = r.holdRollback(ctx, app, &out.changes, obs, cached, deployment, p)
+		out.add(r, app, obs, err)
+	case look.keepsStable() && deployment != nil:
+		// A canary release keeps the stable pods on the template that serves (canary.go).
+		held, err = true, r.holdStable(ctx, app, &out.changes, obs, cached, deployment, look.stable, p)
 		out.add(r, app, obs, err)
 	}
 	out.deployment, out.pilot = deployment, p
@@ -276,6 +286,7 @@ func (r *MyAppReconciler) reconcileChildren(ctx context.Context, app *examplev1.
 		obs.Deployment, obs.DeploymentStale = cached, true
 	}
 
+	r.applyCanary(ctx, app, out, obs, look, deployment, p)
 	r.reconcileServedWithout(ctx, app, obs, out, migrating, files, p, now)
 }
 
@@ -399,6 +410,9 @@ type outcome struct {
 	// cannot be built into one), and pilot what the auto-pilot gathered before its apply.
 	deployment *appsv1ac.DeploymentApplyConfiguration
 	pilot      *pilot
+	// canary is what this reconcile decided of the MyApp's canary release, nil when it has
+	// none (canary.go).
+	canary *canaryLook
 }
 
 // add records err, if any: in the observation for the status, as a warning event, and as

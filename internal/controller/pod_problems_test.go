@@ -170,14 +170,21 @@ func createPod(ns, app string) *corev1.Pod {
 
 // createPodOf makes a pod as the ReplicaSet with the given pod-template-hash would.
 func createPodOf(ns, app, hash string) *corev1.Pod {
+	return createPodOfDeployment(ns, app, hash)
+}
+
+// createPodOfDeployment is createPodOf for a pod of the named Deployment of the MyApp: its
+// labels are the Deployment's template's (a canary's carries its track) and the hash.
+func createPodOfDeployment(ns, deployment, hash string) *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: app + "-" + hash + "-",
-			Labels: map[string]string{desired.LabelSelector: app, appsv1.DefaultDeploymentUniqueLabelKey: hash}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: desired.ContainerName, Image: "nginx:1.27"}}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: deployment + "-" + hash + "-"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: desired.ContainerName, Image: "nginx:1.27"}}},
 	}
 	Eventually(func(g Gomega) {
-		d := getDeployment(ns, app)(g)
+		d := getDeployment(ns, deployment)(g)
 		pod.Spec.Containers[0].Image = container(g, d).Image
+		pod.Labels = map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: hash}
+		maps.Copy(pod.Labels, d.Spec.Template.Labels)
 	}).Should(Succeed())
 	Expect(k8s.Create(suiteCtx, pod)).To(Succeed())
 	return pod
@@ -195,7 +202,12 @@ func currentReplicaSet(ns, app string) string {
 // MyApp web: a ReplicaSet for it, as currentReplicaSet, and a status in the same sync that
 // counts no pod of it yet while the earlier template's pods still run and serve.
 func startRollout(ns string) string {
-	return replicaSetOfTemplate(ns, "web", func(s *appsv1.DeploymentStatus) {
+	return startRolloutOf(ns, "web")
+}
+
+// startRolloutOf is startRollout for the named Deployment.
+func startRolloutOf(ns, deployment string) string {
+	return replicaSetOfTemplate(ns, deployment, func(s *appsv1.DeploymentStatus) {
 		s.Replicas, s.UpdatedReplicas = max(s.Replicas, s.AvailableReplicas), 0
 		s.Conditions = slices.DeleteFunc(s.Conditions, func(c appsv1.DeploymentCondition) bool { return c.Type == appsv1.DeploymentProgressing })
 		s.Conditions = append(s.Conditions, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue,

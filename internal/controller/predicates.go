@@ -12,7 +12,7 @@ import (
 )
 
 // myAppChanged passes a MyApp's creation and deletion, a new spec (generation), a new reconcile
-// request (the annotation), and the informer's periodic resync (an update with an unchanged
+// request or canary control (the annotations), and the informer's periodic resync (an update with an unchanged
 // resourceVersion). It drops the MyApp's own status writes, and a change of field ownership
 // alone (managedFields): no decision reads how a client wrote the MyApp.
 var myAppChanged = predicate.Funcs{
@@ -23,7 +23,9 @@ var myAppChanged = predicate.Funcs{
 		return e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() ||
 			e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
 			e.ObjectOld.GetAnnotations()[examplev1.ReconcileRequestAnnotation] !=
-				e.ObjectNew.GetAnnotations()[examplev1.ReconcileRequestAnnotation]
+				e.ObjectNew.GetAnnotations()[examplev1.ReconcileRequestAnnotation] ||
+			e.ObjectOld.GetAnnotations()[examplev1.CanaryControlAnnotation] !=
+				e.ObjectNew.GetAnnotations()[examplev1.CanaryControlAnnotation]
 	},
 }
 

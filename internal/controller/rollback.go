@@ -222,15 +222,11 @@ func (r *MyAppReconciler) targetIntent(ctx context.Context, app *examplev1.MyApp
 }
 
 // applyTarget applies intent, the MyApp's Deployment intent, with target in place of the
-// spec's pod template and the rollback rb as the Deployment's mark, guarded. The intent is not
-// changed.
+// spec's pod template and the rollback rb, when given, as the Deployment's mark, guarded. The
+// intent is not changed.
 func (r *MyAppReconciler) applyTarget(ctx context.Context, app *examplev1.MyApp, ch *changes,
 	intent *appsv1ac.DeploymentApplyConfiguration, target *corev1ac.PodTemplateSpecApplyConfiguration,
 	rb *examplev1.RollbackStatus, guard applyGuard) (applied[*appsv1.Deployment], error) {
-	mark, err := json.Marshal(rb)
-	if err != nil {
-		return applied[*appsv1.Deployment]{obj: &appsv1.Deployment{}}, err
-	}
 	cfg := *intent
 	spec := *intent.Spec
 	spec.Template = target
@@ -238,7 +234,13 @@ func (r *MyAppReconciler) applyTarget(ctx context.Context, app *examplev1.MyApp,
 	meta := *intent.ObjectMetaApplyConfiguration
 	meta.Annotations = maps.Clone(meta.Annotations)
 	cfg.ObjectMetaApplyConfiguration = &meta
-	cfg.WithAnnotations(map[string]string{markAnnotation: string(mark)})
+	if rb != nil {
+		mark, err := json.Marshal(rb)
+		if err != nil {
+			return applied[*appsv1.Deployment]{obj: &appsv1.Deployment{}}, err
+		}
+		cfg.WithAnnotations(map[string]string{markAnnotation: string(mark)})
+	}
 	return applyChild(ctx, r, app, ch, deploymentKind, &cfg, func(*appsv1.Deployment) error {
 		if cfg.Spec.Replicas == nil {
 			return r.holdReplicas(ctx, app)

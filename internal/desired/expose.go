@@ -131,6 +131,30 @@ func Ingress(app *examplev1.MyApp, class *string) *networkingv1ac.IngressApplyCo
 // default (the parent's group and kind, the backend's kind and weight) are sent as they
 // default, so that what the route holds reads back the same as what was sent.
 func HTTPRoute(app *examplev1.MyApp, gw examplev1.GatewayReference) *gatewayv1ac.HTTPRouteApplyConfiguration {
+	return httpRoute(app, gw, backendRef(app.Name, exposedPort(app), 1))
+}
+
+// CanaryHTTPRoute is HTTPRoute for a MyApp with spec.canary: the rule splits the requests
+// between the stable pods' Service, with 100 − canaryWeight, and the canary's, with
+// canaryWeight (docs/design/canary.md). Without a canary under way the canary's weight is 0,
+// so the route keeps its shape across canaries.
+func CanaryHTTPRoute(app *examplev1.MyApp, gw examplev1.GatewayReference, canaryWeight int32) *gatewayv1ac.HTTPRouteApplyConfiguration {
+	canaryWeight = min(max(canaryWeight, 0), 100)
+	return httpRoute(app, gw, backendRef(StableName(app), exposedPort(app), 100-canaryWeight),
+		backendRef(CanaryName(app), exposedPort(app), canaryWeight))
+}
+
+// backendRef is a backend of the route's rule: a Service's port, with a weight.
+func backendRef(service string, port, weight int32) *gatewayv1ac.HTTPBackendRefApplyConfiguration {
+	return gatewayv1ac.HTTPBackendRef().
+		WithGroup("").
+		WithKind("Service").
+		WithName(gatewayv1.ObjectName(service)).
+		WithPort(port).
+		WithWeight(weight)
+}
+
+func httpRoute(app *examplev1.MyApp, gw examplev1.GatewayReference, backends ...*gatewayv1ac.HTTPBackendRefApplyConfiguration) *gatewayv1ac.HTTPRouteApplyConfiguration {
 	e := app.Spec.Expose
 	parent := gatewayv1ac.ParentReference().
 		WithGroup(gatewayv1.GroupName).
@@ -148,12 +172,7 @@ func HTTPRoute(app *examplev1.MyApp, gw examplev1.GatewayReference) *gatewayv1ac
 		WithMatches(gatewayv1ac.HTTPRouteMatch().WithPath(gatewayv1ac.HTTPPathMatch().
 			WithType(gatewayv1.PathMatchPathPrefix).
 			WithValue(exposePath(e)))).
-		WithBackendRefs(gatewayv1ac.HTTPBackendRef().
-			WithGroup("").
-			WithKind("Service").
-			WithName(gatewayv1.ObjectName(app.Name)).
-			WithPort(exposedPort(app)).
-			WithWeight(1))
+		WithBackendRefs(backends...)
 	return gatewayv1ac.HTTPRoute(app.Name, app.Namespace).
 		WithLabels(Labels(app)).
 		WithOwnerReferences(ownerReference(app)).

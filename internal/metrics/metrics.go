@@ -22,7 +22,22 @@ const (
 	ReplicasName  = "myapp_replicas"
 	InfoName      = "myapp_info"
 	RollbacksName = "myapp_rollbacks_total"
+	// The canary release of each MyApp that has one recorded (status.canary).
+	CanaryWeightName   = "myapp_canary_weight"
+	CanaryStepName     = "myapp_canary_step"
+	CanaryPhaseName    = "myapp_canary_phase"
+	CanaryAnalysisName = "myapp_canary_analysis_total"
 )
+
+// Label values of myapp_canary_analysis_total's outcome.
+const (
+	OutcomePass  = "pass"
+	OutcomeFail  = "fail"
+	OutcomeError = "error"
+)
+
+// canaryPhases are the values myapp_canary_phase's phase label takes (status.canary.phase).
+var canaryPhases = []string{"Progressing", "Paused", "Promoting", "Finishing", "Aborted"}
 
 // Label values of myapp_replicas' kind.
 const (
@@ -39,19 +54,33 @@ var conditionStatuses = []metav1.ConditionStatus{metav1.ConditionTrue, metav1.Co
 // what Record last saw, a few words per MyApp, rather than keeping 19 gauges per MyApp
 // alive between scrapes. Its zero value is not usable: use New.
 type MyApps struct {
-	condition, replicas, info, rollbacks *prometheus.Desc
+	condition, replicas, info, rollbacks                  *prometheus.Desc
+	canaryWeight, canaryStep, canaryPhase, canaryAnalysis *prometheus.Desc
 
 	mu   sync.RWMutex
 	apps map[types.NamespacedName]recorded
 	// rolledBack counts the rollbacks of each MyApp since the manager started.
 	rolledBack map[types.NamespacedName]uint64
+	// measured counts the canary measurements of each MyApp since the manager started.
+	measured map[types.NamespacedName]map[measurement]uint64
 }
+
+// measurement is one series of myapp_canary_analysis_total.
+type measurement struct{ check, outcome string }
 
 // recorded is what the series of one MyApp say.
 type recorded struct {
 	conditions                [len(conditionTypes)]metav1.ConditionStatus
 	desired, ready, available int32
 	image                     string
+	// canary is the canary recorded, nil when none is.
+	canary *canaryRecorded
+}
+
+// canaryRecorded is what the canary series of one MyApp say.
+type canaryRecorded struct {
+	weight, step int32
+	phase        string
 }
 
 // conditionTypes are the five conditions every MyApp reports. A MyApp has 5 x 3 condition
@@ -73,8 +102,21 @@ func New() *MyApps {
 		rollbacks: prometheus.NewDesc(RollbacksName,
 			"Rollouts of each MyApp the operator rolled back to the last Ready pod template, since the manager started.",
 			[]string{"namespace", "name"}, nil),
+		canaryWeight: prometheus.NewDesc(CanaryWeightName,
+			"The percentage of requests each MyApp's canary release sends to its new pod template, while one is recorded.",
+			[]string{"namespace", "name"}, nil),
+		canaryStep: prometheus.NewDesc(CanaryStepName,
+			"The index, from 0, of the step each MyApp's canary release is at, while one is recorded.",
+			[]string{"namespace", "name"}, nil),
+		canaryPhase: prometheus.NewDesc(CanaryPhaseName,
+			"The phase of each MyApp's canary release, while one is recorded: 1 for its phase, 0 for the others.",
+			[]string{"namespace", "name", "phase"}, nil),
+		canaryAnalysis: prometheus.NewDesc(CanaryAnalysisName,
+			"Measurements of each MyApp's canary metric checks since the manager started, by check and outcome (pass, fail, error).",
+			[]string{"namespace", "name", "check", "outcome"}, nil),
 		apps:       map[types.NamespacedName]recorded{},
 		rolledBack: map[types.NamespacedName]uint64{},
+		measured:   map[types.NamespacedName]map[measurement]uint64{},
 	}
 }
 
@@ -90,12 +132,16 @@ func (m *MyApps) MustRegisterWithControllerRuntime() *MyApps {
 	return m
 }
 
-// Describe sends the descriptions of the four metrics.
+// Describe sends the descriptions of the metrics.
 func (m *MyApps) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.condition
 	ch <- m.replicas
 	ch <- m.info
 	ch <- m.rollbacks
+	ch <- m.canaryWeight
+	ch <- m.canaryStep
+	ch <- m.canaryPhase
+	ch <- m.canaryAnalysis
 }
 
 // Collect sends the series of every MyApp recorded and not forgotten. It copies what it
@@ -109,6 +155,13 @@ func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
 	rolledBack := make(map[types.NamespacedName]uint64, len(m.rolledBack))
 	for k, n := range m.rolledBack {
 		rolledBack[k] = n
+	}
+	measured := make(map[types.NamespacedName]map[measurement]uint64, len(m.measured))
+	for k, byCheck := range m.measured {
+		measured[k] = make(map[measurement]uint64, len(byCheck))
+		for c, n := range byCheck {
+			measured[k][c] = n
+		}
 	}
 	m.mu.RUnlock()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
@@ -140,7 +193,39 @@ func (m *MyApps) Collect(ch chan<- prometheus.Metric) {
 			counter = prometheus.NewInvalidMetric(m.rollbacks, err)
 		}
 		ch <- counter
+		if c := r.canary; c != nil {
+			gauge(m.canaryWeight, float64(c.weight), ns, name)
+			gauge(m.canaryStep, float64(c.step), ns, name)
+			for _, p := range canaryPhases {
+				v := 0.0
+				if p == c.phase {
+					v = 1
+				}
+				gauge(m.canaryPhase, v, ns, name, p)
+			}
+		}
+		for c, n := range measured[key] {
+			counter, err := prometheus.NewConstMetric(m.canaryAnalysis, prometheus.CounterValue, float64(n), ns, name, c.check, c.outcome)
+			if err != nil {
+				counter = prometheus.NewInvalidMetric(m.canaryAnalysis, err)
+			}
+			ch <- counter
+		}
 	}
+}
+
+// CanaryMeasured counts one measurement of the MyApp's canary check, by its outcome
+// (OutcomePass, OutcomeFail, OutcomeError). A nil MyApps counts nothing.
+func (m *MyApps) CanaryMeasured(key types.NamespacedName, check, outcome string) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.measured[key] == nil {
+		m.measured[key] = map[measurement]uint64{}
+	}
+	m.measured[key][measurement{check: check, outcome: outcome}]++
 }
 
 // RolledBack counts one rollback of the MyApp.
@@ -165,6 +250,9 @@ func (m *MyApps) Record(app *examplev1.MyApp, desired *int32) {
 	if desired != nil {
 		r.desired = *desired
 	}
+	if c := app.Status.Canary; c != nil {
+		r.canary = &canaryRecorded{weight: c.Weight, step: c.Step, phase: c.Phase}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.apps[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = r
@@ -176,4 +264,5 @@ func (m *MyApps) Forget(key types.NamespacedName) {
 	defer m.mu.Unlock()
 	delete(m.apps, key)
 	delete(m.rolledBack, key)
+	delete(m.measured, key)
 }

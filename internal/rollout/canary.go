@@ -69,6 +69,11 @@ type CanaryRecord struct {
 	// the share is sent to them) and falls only once a Weight of 0 is in force (no request
 	// meets a pod that is going away), so Weight never exceeds Size.
 	Size int32
+	// StableMoved says that the stable Deployment was given the canary's template: in a
+	// promotion, once every request goes to the canary's pods. It is recorded before the stable
+	// Deployment is changed, so that a look that no longer sees that weight in force (a route
+	// made again, a Gateway that answers late) does not turn the stable pods back.
+	StableMoved bool
 	// StepStarted is when the current step (or phase) began.
 	StepStarted time.Time
 	// Phase is where the canary is.
@@ -131,6 +136,10 @@ type CanaryFacts struct {
 	// WeightInForce says that the route carries Record.Weight and the Gateway's own controller
 	// accepted it; without a Gateway, that CanaryReady holds.
 	WeightInForce bool
+	// StableServed says that the stable pods' Service selects the pods of readyTemplate, as
+	// stored: a promotion gives the stable pods the requests back only once it does. Without a
+	// Gateway there is no such Service, and it holds.
+	StableServed bool
 	// Analysis is the metric checks' outcome for the record's template, and AnalysisMessage
 	// names the check and its last value. The checks are measured only while the canary has
 	// a weight (a canary nobody calls has nothing to measure): at weight 0 it is not read.
@@ -313,10 +322,42 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 			if f.CanaryReady {
 				next.Weight = 100
 			}
-		case f.WeightInForce && f.ReadyTemplate == next.Template:
+		case !next.StableMoved:
+			// Every request goes to the canary's pods: the stable Deployment may move to its
+			// template, and no request meets a stable pod that goes away.
+			if f.WeightInForce {
+				next.StableMoved = true
+			}
+		case f.WeightInForce && f.ReadyTemplate == next.Template && f.StableServed:
 			// The stable Deployment completed the template and it is recorded as readyTemplate:
 			// every request goes back to it.
 			next.Phase, next.Weight, next.StepStarted = CanaryFinishing, 0, f.Now
 		}
 	}
+}
+
+// CanaryPods reads the canary Deployment for the step machine (CanaryFacts.CanaryReady and
+// CanaryFailure): f is the canary Deployment's facts, f.Spec.Template the template under test
+// and want the replicas the recorded size asks for. It is ready once the deployment controller
+// observed it carrying that template and every one of its want pods is of it and available.
+// Its failure is Judge's, on the pods of its current template: the same problems and grace, or
+// its progress deadline (the canary's availableWithin); unlike a rollout's, a canary that
+// became available is still judged, since its pods must serve through every step. recheck is
+// how soon a problem within its grace becomes due.
+func CanaryPods(f Facts, want int32) (ready bool, fail *Failure, recheck time.Duration) {
+	d := f.Deployment
+	if f.Spec.Template == "" || !observed(d) || d.Applied != f.Spec.Template {
+		return false, nil, 0
+	}
+	ready = want > 0 && d.Replicas == want && d.StatusReplicas == d.UpdatedReplicas &&
+		d.UpdatedReplicas >= want && d.AvailableReplicas >= want
+	fail, recheck = failure(f)
+	return ready, fail, recheck
+}
+
+// StableTakesTemplate tells whether the stable Deployment takes the canary's template: once a
+// promotion moved it (StableMoved), and while the promotion finishes. Otherwise, while a
+// canary is recorded, it keeps the template that serves.
+func StableTakesTemplate(rec *CanaryRecord) bool {
+	return rec != nil && (rec.Phase == CanaryFinishing || (rec.Phase == CanaryPromoting && rec.StableMoved))
 }

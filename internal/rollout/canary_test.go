@@ -21,8 +21,9 @@ func TestCanary(t *testing.T) {
 	sized := func(r *CanaryRecord, size int32) *CanaryRecord {
 		return with(r, func(c *CanaryRecord) { c.Size = size })
 	}
+	moved := func(r *CanaryRecord) *CanaryRecord { return with(r, func(c *CanaryRecord) { c.StableMoved = true }) }
 	facts := func(edit func(*CanaryFacts)) CanaryFacts {
-		f := CanaryFacts{Spec: Spec{Template: "v2", AutoRollback: true}, Steps: steps, ReadyTemplate: "v1", Now: now}
+		f := CanaryFacts{Spec: Spec{Template: "v2", AutoRollback: true}, Steps: steps, ReadyTemplate: "v1", Now: now, StableServed: true}
 		edit(&f)
 		return f
 	}
@@ -95,15 +96,28 @@ func TestCanary(t *testing.T) {
 			f.Record = sized(rec(4, 50, CanaryPromoting, time.Second), 100)
 			f.CanaryReady = true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
-		{"promoting: waits for the stable Deployment to complete the template and readyTemplate to name it", facts(func(f *CanaryFacts) {
+		{"promoting: a weight of 100 not yet in force keeps the stable Deployment where it is", facts(func(f *CanaryFacts) {
+			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.CanaryReady = true
+		}), rec(4, 100, CanaryPromoting, time.Second)},
+		{"promoting: the stable Deployment moves once every request goes to the canary", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.CanaryReady, f.WeightInForce = true, true
-		}), rec(4, 100, CanaryPromoting, time.Second)},
+		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
+		{"promoting: waits for the stable Deployment to complete the template and readyTemplate to name it", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.CanaryReady, f.WeightInForce = true, true
+		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
 		{"promoted: every request back to the stable Deployment, now on the template", facts(func(f *CanaryFacts) {
-			f.Record = rec(4, 100, CanaryPromoting, time.Second)
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
 			f.ReadyTemplate = "v2"
 			f.CanaryReady, f.WeightInForce = true, true
-		}), sized(rec(4, 0, CanaryFinishing, 0), 100)},
+		}), moved(sized(rec(4, 0, CanaryFinishing, 0), 100))},
+		{"promoted: waits for the stable pods' Service to select the template", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.ReadyTemplate = "v2"
+			f.CanaryReady, f.WeightInForce, f.StableServed = true, true, false
+		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
 		{"a promotion the stable Deployment completed is not aborted", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
 			f.ReadyTemplate = "v2"
@@ -212,7 +226,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			now = now.Add(time.Duration(r.IntN(90)) * time.Second)
 			f := CanaryFacts{Spec: Spec{Template: []string{"v2", "v2", "v2", "v3", "v1", ""}[r.IntN(6)], Request: []string{"", "", "again"}[r.IntN(3)]},
 				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
-				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0,
+				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableServed: r.IntN(3) > 0,
 				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
 			if r.IntN(10) == 0 {
 				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
@@ -227,7 +241,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			}
 			// The stable Deployment completes a promoted template at some look, and readyTemplate
 			// then names it.
-			if next != nil && next.Phase == CanaryPromoting && next.Weight == 100 && r.IntN(4) == 0 {
+			if StableTakesTemplate(next) && r.IntN(4) == 0 {
 				ready = next.Template
 			}
 			rec = next
@@ -271,6 +285,8 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 	case next.Template == rec.Template && next.Phase != CanaryAborted && next.Weight > rec.Weight &&
 		next.Weight != 100 && !weightOfAStep(steps, next.Weight):
 		return fmt.Sprintf("weight %d is no step's", next.Weight)
+	case !rec.StableMoved && next.StableMoved && (next.Weight != 100 || !f.WeightInForce || next.Template != rec.Template):
+		return fmt.Sprintf("the stable Deployment moved to the canary's template while the stable pods may take requests (%+v)", *next)
 	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
 	case next.Weight > rec.Weight && next.Weight > rec.Size:
@@ -288,4 +304,69 @@ func weightOfAStep(steps []CanaryStep, w int32) bool {
 		}
 	}
 	return false
+}
+
+// TestCanaryPods is the reading of the canary Deployment: ready only once the deployment
+// controller observed the template under test with every pod the size asks for available, and
+// judged, ready or not, by its current template's pods.
+func TestCanaryPods(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	serving := func(mut func(d *Deployment)) *Deployment {
+		d := &Deployment{Generation: 3, ObservedGeneration: 3, Replicas: 2, StatusReplicas: 2, UpdatedReplicas: 2,
+			AvailableReplicas: 2, Current: "c1", Applied: "T"}
+		if mut != nil {
+			mut(d)
+		}
+		return d
+	}
+	crash := Problem{Template: "c1", Pod: "web-canary-1", Container: "app", Reason: "CrashLoopBackOff", FirstSeen: now.Add(-time.Minute)}
+	cases := map[string]struct {
+		d        *Deployment
+		problems []Problem
+		want     int32
+		spec     string
+		ready    bool
+		fail     string
+		recheck  bool
+	}{
+		"every pod of the template available":         {d: serving(nil), want: 2, ready: true},
+		"no Deployment yet":                           {d: nil, want: 2},
+		"the template unknown":                        {d: serving(nil), want: 2, spec: "-"},
+		"not observed yet":                            {d: serving(func(d *Deployment) { d.Generation = 4 }), want: 2},
+		"paused":                                      {d: serving(func(d *Deployment) { d.Paused = true }), want: 2},
+		"no ReplicaSet at its revision known":         {d: serving(func(d *Deployment) { d.Current = "" }), want: 2},
+		"it carries another template":                 {d: serving(func(d *Deployment) { d.Applied = "U" }), want: 2},
+		"sized for fewer pods than the share asks":    {d: serving(nil), want: 3},
+		"sized for more pods than the share asks":     {d: serving(func(d *Deployment) { d.Replicas = 3 }), want: 2},
+		"an old pod still runs":                       {d: serving(func(d *Deployment) { d.StatusReplicas = 3 }), want: 2},
+		"one pod not available":                       {d: serving(func(d *Deployment) { d.AvailableReplicas = 1 }), want: 2},
+		"a size of no pod is never ready":             {d: serving(func(d *Deployment) { d.Replicas, d.StatusReplicas, d.UpdatedReplicas, d.AvailableReplicas = 0, 0, 0, 0 }), want: 0},
+		"its pods crash past the grace, though ready": {d: serving(nil), problems: []Problem{crash}, want: 2, ready: true, fail: "CrashLoopBackOff"},
+		"a crash within the grace is looked at again": {d: serving(func(d *Deployment) { d.AvailableReplicas = 1 }), problems: []Problem{{Template: "c1", Reason: "CrashLoopBackOff", FirstSeen: now}}, want: 2, recheck: true},
+		"another template's pods are not its problem": {d: serving(nil), problems: []Problem{{Template: "c0", Reason: "CrashLoopBackOff", FirstSeen: now.Add(-time.Hour)}}, want: 2, ready: true},
+		"its deadline passed: not available in time":  {d: serving(func(d *Deployment) { d.AvailableReplicas, d.DeadlineExceeded = 1, true }), want: 2, fail: examplev1.ReasonProgressDeadlineExceeded},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := "T"
+			if c.spec == "-" {
+				spec = ""
+			}
+			ready, fail, recheck := CanaryPods(Facts{Spec: Spec{Template: spec}, Deployment: c.d, Problems: c.problems,
+				Now: now, Grace: 30 * time.Second}, c.want)
+			if ready != c.ready {
+				t.Errorf("ready = %v, want %v", ready, c.ready)
+			}
+			got := ""
+			if fail != nil {
+				got = fail.Reason
+			}
+			if got != c.fail {
+				t.Errorf("failure = %q, want %q", got, c.fail)
+			}
+			if (recheck > 0) != c.recheck {
+				t.Errorf("recheck = %v, want one: %v", recheck, c.recheck)
+			}
+		})
+	}
 }

@@ -18,11 +18,8 @@ import (
 func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condition {
 	r := rolloutOf(obs.Deployment, obs.DeploymentStale)
 
-	var stalled, degraded, retrying *Failure
-	if obs.RolledBack != nil {
-		// The operator acted on the failure: that is the story, whatever else went wrong.
-		stalled = rolledBack(obs.RolledBack)
-	}
+	var retrying *Failure
+	stalled, degraded := actedOn(obs)
 	for i := range obs.Failures {
 		f := &obs.Failures[i]
 		switch {
@@ -37,6 +34,9 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 		if degraded == nil {
 			degraded = f
 		}
+	}
+	if stalled == nil {
+		r.canaryUnderWay(obs.Canary)
 	}
 	if pods := podsProblem(app, obs.Pods); pods != nil {
 		if r.blocked() {
@@ -149,4 +149,16 @@ func cond(typ string, ok bool, reason, message string) metav1.Condition {
 		s = metav1.ConditionTrue
 	}
 	return metav1.Condition{Type: typ, Status: s, Reason: reason, Message: message}
+}
+
+// actedOn is the problem of what the operator did about a failure, a rollback or an aborted
+// canary, which is the story whatever else went wrong; else what keeps a canary from judging.
+func actedOn(obs Observed) (stalled, degraded *Failure) {
+	if obs.RolledBack != nil {
+		return rolledBack(obs.RolledBack), nil
+	}
+	if stalled := canaryStalled(obs.Canary); stalled != nil {
+		return stalled, nil
+	}
+	return nil, canaryDegraded(obs.Canary)
 }

@@ -30,6 +30,10 @@ var fuzzSeeds = []string{
 	`{"Failures":[{"Reason":"InvalidSpec","Message":"spec.image","Terminal":true}],"Waiting":{"Reason":"SelectorMigration","Message":"w"}}`,
 	`{"Waiting":{"Reason":"WaitingForPredecessor","Message":"w"},"ReconcileRequest":"1700000000","Selector":"myapp.example.com/name=web"}`,
 	`{"Unreachable":{"Reason":"WaitingForGateway","Message":"w"},"URL":"https://shop.example.com/"}`,
+	`{"DeploymentStale":true,"Deployment":{"metadata":{"name":"web","generation":1},"spec":{"replicas":3},"status":{"observedGeneration":1,"replicas":3,"updatedReplicas":3,"availableReplicas":3}},"Canary":{"Steps":4,"Status":{"template":"t","phase":"Progressing","step":1,"weight":25,"size":25,"stepStarted":"2026-12-01T00:00:00Z"}}}`,
+	`{"Canary":{"Steps":2,"Inconclusive":"check \"a\" cannot be evaluated","Status":{"template":"t","phase":"Paused","step":1,"weight":5,"size":5,"stepStarted":"2026-12-01T00:00:00Z"}}}`,
+	`{"Canary":{"Steps":2,"Status":{"template":"t","phase":"Aborted","step":0,"weight":0,"size":5,"reason":"CrashLoopBackOff","message":"step 1 of 2: the canary's pods fail","stepStarted":"2026-12-01T00:00:00Z"}}}`,
+	`{"Canary":{"Steps":2,"Unavailable":true,"Held":true}}`,
 }
 
 // conditionReason is the pattern the API server validates a condition reason against

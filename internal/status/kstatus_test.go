@@ -45,6 +45,24 @@ func TestKstatus(t *testing.T) {
 			Failures: []Failure{{Reason: examplev1.ReasonRouteNotAccepted, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 		"no Gateway API": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
 			Failures: []Failure{{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+
+		"a canary under way": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			Canary: canaryIn("Progressing")}, kstatus.InProgressStatus},
+		"a canary paused for the user": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			Canary: canaryIn("Paused")}, kstatus.InProgressStatus},
+		"a canary promoted": {Observed{Deployment: deployment(1, 1, 3, 4, 1, 3, 3, true), Canary: canaryIn("Promoting")}, kstatus.InProgressStatus},
+		"a canary whose check cannot be evaluated": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			Canary: func() *Canary {
+				c := canaryIn("Progressing")
+				c.Inconclusive = "check \"a\" cannot be evaluated"
+				return c
+			}()}, kstatus.InProgressStatus},
+		"a canary aborted": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			Canary: canaryIn("Aborted")}, kstatus.FailedStatus},
+		"a release held for want of a Prometheus": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
+			Canary: &Canary{Steps: 2, Unavailable: true, Held: true}}, kstatus.FailedStatus},
+		"metric checks without a Prometheus, no release pending": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Canary: &Canary{Steps: 2, Unavailable: true}}, kstatus.CurrentStatus},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -74,4 +92,10 @@ func kstatusOf(g Gomega, app *examplev1.MyApp) kstatus.Status {
 	res, err := kstatus.Compute(&unstructured.Unstructured{Object: raw})
 	g.Expect(err).NotTo(HaveOccurred())
 	return res.Status
+}
+
+// canaryIn is a canary recorded in phase, at its second step of four.
+func canaryIn(phase string) *Canary {
+	return &Canary{Steps: 4, Status: &examplev1.CanaryStatus{Template: "t", Phase: phase, Step: 1, Weight: 25, Size: 25,
+		Reason: "CrashLoopBackOff", Message: "step 2 of 4: the canary's pods fail"}}
 }

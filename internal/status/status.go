@@ -59,6 +59,9 @@ type Observed struct {
 	// RolledBack is the rollback in force: held from an earlier reconcile (RollbackHeld) or
 	// made by this one. The MyApp is then Stalled with the reason RolledBack.
 	RolledBack *examplev1.RollbackStatus
+	// Canary is the MyApp's canary release as recorded, nil when spec.canary is not set and
+	// none is recorded.
+	Canary *Canary
 	// URL is status.url: where the exposed app is reached, or "".
 	URL string
 	// Unreachable, when set, says that the app is not yet reachable where spec.expose asks
@@ -89,6 +92,9 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 
 	next.ReadyTemplate = cmp.Or(obs.ReadyTemplate, app.Status.ReadyTemplate)
 	next.RolledBack = obs.RolledBack.DeepCopy()
+	if obs.Canary != nil {
+		next.Canary = obs.Canary.Status.DeepCopy()
+	}
 	for _, c := range decide(app, obs, now) {
 		c.ObservedGeneration = app.Generation
 		// SetStatusCondition keeps the stored transition time while the status holds, and

@@ -23,7 +23,8 @@ type Child struct {
 
 // Children are the children the desired package builds for app: the Deployment, the
 // Service, the files ConfigMap when the spec has files, its Ingress and HTTPRoute when it is exposed, the autoscaler when autoscaling is on, the disruption budget when the spec asks
-// for one and the NetworkPolicy of its access policy. An error is a builder's refusal of the spec (InvalidSpec).
+// for one, the NetworkPolicy of its access policy, and with spec.canary the canary Deployment,
+// its Services and the split route. An error is a builder's refusal of the spec (InvalidSpec).
 func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	d, err := desired.Deployment(app, migrating)
 	if err != nil {
@@ -58,6 +59,20 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 			gw = e.Gateway
 		}
 		children = append(children, Child{desired.HTTPRoute(app, gw), &gatewayv1.HTTPRoute{}})
+		if app.Spec.Canary != nil {
+			children = append(children, Child{desired.CanaryHTTPRoute(app, gw, 5), &gatewayv1.HTTPRoute{}})
+		}
+	}
+	plan, err := desired.CanaryPlanOf(app)
+	if err != nil {
+		return nil, err
+	}
+	if plan != nil {
+		// A canary sized for its share beside the stable pods, and the Services of the route's
+		// split (a pod-template-hash of the deployment controller's form for the stable pods').
+		children = append(children, Child{desired.CanaryDeployment(app, d, plan, desired.CanaryReplicas(3, 25)), &appsv1.Deployment{}})
+		stableSvc, canarySvc := desired.CanaryServices(app, "5d8f9c7b6")
+		children = append(children, Child{stableSvc, &corev1.Service{}}, Child{canarySvc, &corev1.Service{}})
 	}
 	return children, nil
 }

@@ -201,6 +201,15 @@ var ValidMyApps = []ValidMyApp{
 	{"expose-gateway", `{"image":"nginx","expose":{"hosts":["shop.example.com"],"tls":{},
 			"gateway":{"namespace":"` + strings.Repeat("n", 63) + `","name":"` + prefix253 + `","sectionName":"https.` + strings.Repeat("s", 200) + `"}}}`},
 	{"expose-defaults", `{"image":"nginx","expose":{"hosts":["*.shop.example.com"],"path":"/"}}`},
+	{"canary-through-a-gateway", `{"image":"nginx","replicas":4,"expose":{"hosts":["shop.example.com"],"gateway":{"name":"public"}},
+			"canary":{"steps":[{"setWeight":5},{"pause":{"duration":"2m"}},{"setWeight":25},{"pause":{}},{"setWeight":100}],
+			"analysis":{"availableWithin":"5m","metrics":[
+				{"name":"success-rate","query":"sum(rate(traefik_service_requests_total{service=~\"{{namespace}}-{{canary}}.*\",code!~\"5..\"}[1m])) / sum(rate(traefik_service_requests_total{service=~\"{{namespace}}-{{canary}}.*\"}[1m]))",
+					"condition":{"operator":">=","value":"0.99"},"interval":"30s","failureLimit":1,"onError":"Abort"},
+				{"name":"p99","query":"histogram_quantile(0.99, sum(rate(traefik_service_request_duration_seconds_bucket[1m])) by (le))",
+					"condition":{"operator":"<=","value":"0.5"}}]}}}`},
+	{"canary-at-the-edges-" + strings.Repeat("c", 30), `{"image":"nginx","minReadySeconds":3599,"progressDeadlineSeconds":3600,"canary":{"steps":[` + canarySteps + `],
+			"analysis":{"availableWithin":"1h","metrics":[` + canaryMetrics + `]}}}`},
 	{"pre-stop-sleep-default-grace", `{"image":"nginx","lifecycle":{"preStop":{"sleep":{"seconds":30}}},"minReadySeconds":599}`},
 	{"pre-stop-sleep-zero", `{"image":"nginx","terminationGracePeriodSeconds":0,"lifecycle":{"preStop":{"sleep":{"seconds":0}}},"progressDeadlineSeconds":1,"automountServiceAccountToken":true}`},
 	{"pre-stop-http-largest-timings", `{"image":"nginx","lifecycle":{"preStop":{"httpGet":{}}},"terminationGracePeriodSeconds":2147483647,"minReadySeconds":2147483646,"progressDeadlineSeconds":2147483647}`},
@@ -242,4 +251,29 @@ var sixteenPorts = func() string {
 		ports = append(ports, fmt.Sprintf(`{"name":"p%d","port":%d,"protocol":"%s"}`, i, 9000+i/3, []string{"TCP", "UDP", "SCTP"}[i%3]))
 	}
 	return strings.Join(ports, ",")
+}()
+
+// canarySteps are the 20 steps spec.canary takes at most, at the edges of their values: weights
+// from 1 to 100 (equal ones too), pauses from 1s to 24h and without a duration.
+var canarySteps = func() string {
+	steps := []string{`{"setWeight":1}`, `{"pause":{"duration":"1s"}}`, `{"setWeight":1}`, `{"pause":{"duration":"24h"}}`,
+		`{"pause":{"duration":"23h59m60s"}}`, `{"pause":{}}`}
+	for w := 2; len(steps) < 19; w += 7 {
+		steps = append(steps, fmt.Sprintf(`{"setWeight":%d}`, w))
+	}
+	return strings.Join(append(steps, `{"setWeight":100}`), ",")
+}()
+
+// canaryMetrics are the 10 metric checks spec.canary takes at most, at the edges of their
+// values.
+var canaryMetrics = func() string {
+	var m []string
+	for i, c := range []string{`{"operator":"<","value":"-1e-99"}`, `{"operator":"<=","value":"0"}`, `{"operator":">","value":"12345678901234567890.5"}`,
+		`{"operator":">=","value":"1E+99"}`} {
+		m = append(m, fmt.Sprintf(`{"name":"check-%d","query":"up","condition":%s,"interval":"5s","failureLimit":0,"onError":"Pause"}`, i, c))
+	}
+	for i := len(m); i < 9; i++ {
+		m = append(m, fmt.Sprintf(`{"name":"c%d","query":"vector(1)","condition":{"operator":">","value":"0"},"interval":"1h","failureLimit":100}`, i))
+	}
+	return strings.Join(append(m, `{"name":"`+strings.Repeat("q", 63)+`","query":"`+strings.Repeat("x", 4096)+`","condition":{"operator":">","value":"0"}}`), ",")
 }()

@@ -74,6 +74,17 @@ func TestHealthAgreesWithTheOperatorAndFlux(t *testing.T) {
 			appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate"})}, kstatus.CurrentStatus},
 		"an autoscaler refused while the app serves": {status.Observed{Deployment: deployment(2, 2, 2, 2),
 			Failures: []status.Failure{{Reason: examplev1.ReasonChildRejected, Message: "m", Terminal: true, ServedWithout: true}}}, kstatus.CurrentStatus},
+
+		"a canary release under way beside the stable pods": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			Canary: canaryIn("Progressing")}, kstatus.InProgressStatus},
+		"a canary release paused for the user": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			Canary: canaryIn("Paused")}, kstatus.InProgressStatus},
+		"a canary release promoted, the stable pods moving": {status.Observed{Deployment: deployment(3, 4, 1, 3),
+			Canary: canaryIn("Promoting")}, kstatus.InProgressStatus},
+		"a canary release aborted": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			Canary: canaryIn("Aborted")}, kstatus.FailedStatus},
+		"a release held: metric checks and no Prometheus": {status.Observed{Deployment: deployment(3, 3, 3, 3), DeploymentStale: true,
+			Canary: &status.Canary{Steps: 2, Unavailable: true, Held: true}}, kstatus.FailedStatus},
 	}
 	argo := map[kstatus.Status]string{kstatus.CurrentStatus: "Healthy", kstatus.InProgressStatus: "Progressing", kstatus.FailedStatus: "Degraded"}
 	for name, tc := range cases {
@@ -136,4 +147,10 @@ func cannotScale() *autoscalingv2.HorizontalPodAutoscaler {
 	h.Status.Conditions = []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.AbleToScale,
 		Status: corev1.ConditionFalse, Reason: "FailedUpdateScale"}}
 	return h
+}
+
+// canaryIn is a canary release recorded in phase, at its second step of four.
+func canaryIn(phase string) *status.Canary {
+	return &status.Canary{Steps: 4, Status: &examplev1.CanaryStatus{Template: "t", Phase: phase, Step: 1, Weight: 25, Size: 25,
+		Reason: "CrashLoopBackOff", Message: "step 2 of 4: the canary's pods fail"}}
 }

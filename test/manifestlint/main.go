@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/yaml"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -397,7 +399,7 @@ func writeChildren(out string, apps []*examplev1.MyApp) ([]string, error) {
 		}
 		docs := make([]any, 0, len(children))
 		for _, ch := range children {
-			docs = append(docs, ch.Config)
+			docs = append(docs, withoutTemplateHash(ch.Config))
 		}
 		path := filepath.Join(out, "children-"+app.Name+".yaml")
 		if err := writeYAML(path, docs); err != nil {
@@ -406,6 +408,25 @@ func writeChildren(out string, apps []*examplev1.MyApp) ([]string, error) {
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// withoutTemplateHash is a Service that selects pods by their pod-template-hash (a canary's
+// stable Service) without that key: the deployment controller puts the hash on the pods of a
+// ReplicaSet, and kube-score matches a Service's selector against the Deployment's template,
+// which never carries it. The rest of the selector is still matched. Other objects are as given.
+func withoutTemplateHash(cfg any) any {
+	svc, ok := cfg.(*corev1ac.ServiceApplyConfiguration)
+	if !ok || svc.Spec == nil {
+		return cfg
+	}
+	if _, ok := svc.Spec.Selector[appsv1.DefaultDeploymentUniqueLabelKey]; !ok {
+		return cfg
+	}
+	c, spec := *svc, *svc.Spec
+	spec.Selector = maps.Clone(spec.Selector)
+	delete(spec.Selector, appsv1.DefaultDeploymentUniqueLabelKey)
+	c.Spec = &spec
+	return &c
 }
 
 func writeYAML(path string, docs []any) error {
