@@ -15,7 +15,7 @@ import (
 // Reconciles are level-triggered: whatever events arrive, in whatever order, and however
 // fast the spec changes, the children end as the last spec says, without waiting for a resync.
 var _ = Describe("Level-triggered reconciles", func() {
-	It("end as the last spec says after 30 changes of the Service type within a second, with no resync to help", func() {
+	It("end as the last spec says after 30 changes of the Service type in quick succession, with no resync to help", func() {
 		By("running a manager of its own, without resyncs")
 		startQuietManager()
 		ns := newNamespace()
@@ -30,7 +30,9 @@ var _ = Describe("Level-triggered reconciles", func() {
 		}
 		last := types[29%2]
 		AddReportEntry("30 spec changes took", time.Since(started).Round(time.Millisecond).String())
-		Expect(time.Since(started)).To(BeNumerically("<", 5*time.Second), "the changes came faster than any resync")
+		// How long the changes take depends on the machine's load; what matters is that no
+		// resync came between them and the end below.
+		Expect(time.Since(started)).To(BeNumerically("<", quietSyncPeriod), "the changes came faster than any resync")
 
 		// An earlier spec of the same type matches too: first wait until the operator has
 		// written the status of the last spec, which follows that spec's applies.

@@ -159,8 +159,11 @@ func startQuietManager() (stop func()) {
 	GinkgoHelper()
 	sel, err := labels.Parse(unwatchedLabel + "=quiet")
 	Expect(err).NotTo(HaveOccurred())
-	return startManager(managerOptions{myApps: sel, syncPeriod: 10 * time.Hour})
+	return startManager(managerOptions{myApps: sel, syncPeriod: quietSyncPeriod})
 }
+
+// quietSyncPeriod is the resync period of startQuietManager's manager: longer than any story.
+const quietSyncPeriod = 10 * time.Hour
 
 // createPod makes a pod of the MyApp's current template as its ReplicaSet would (envtest
 // runs no controllers), after playing the deployment controller's sync of that template.

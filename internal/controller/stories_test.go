@@ -335,6 +335,9 @@ var _ = Describe("A MyApp in production", func() {
 
 		By("a new autoscaler without metrics: no alarm")
 		noMetricsSince(time.Now(), "web-1")
+		// The MyApp's first status, which the Consistently below reads, is written once the
+		// operator saw the rollout.
+		Eventually(func(g Gomega) metav1.ConditionStatus { return degraded(g).Status }).Should(Equal(metav1.ConditionFalse))
 		Consistently(func(g Gomega) metav1.ConditionStatus { return degraded(g).Status }, "2s").Should(Equal(metav1.ConditionFalse))
 
 		By("the same a few seconds before the grace ends: Degraded when it ends, with no other event to wake the operator")

@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
@@ -55,6 +56,16 @@ var _ = Describe("Alerts on a real Prometheus", Ordered, Serial, func() {
 			Should(ContainElement(And(HaveKeyWithValue("namespace", ns), HaveKeyWithValue("name", "broken"))))
 		Expect(prom.firing(Default, "MyAppOperatorDown")).To(BeEmpty())
 		Expect(prom.firing(Default, "MyAppOperatorNotLeading")).To(BeEmpty())
+
+		By("a MyApp in a canary release: the operator serves its canary's series")
+		release := &examplev1.MyApp{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "release"},
+			Spec: examplev1.MyAppSpec{Image: "nginx:1.27", Replicas: ptr(int32(2)),
+				Canary: &examplev1.Canary{Steps: []examplev1.CanaryStep{{SetWeight: ptr(int32(50))}, {Pause: &examplev1.CanaryPause{}}}}}}
+		Expect(k8s.Create(ctx, release)).To(Succeed())
+		expectReady(ns, "release", 2)
+		updateMyApp(ns, "release", func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
+		Eventually(prom.query).WithArguments(fmt.Sprintf(`myapp_canary_phase{namespace=%q, name="release"} == 1`, ns)).
+			WithTimeout(time.Minute).Should(HaveLen(1))
 
 		By("every metric the dashboard and the rules use is one the operator serves")
 		served := prom.metricNames(operatorJob)
