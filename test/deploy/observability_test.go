@@ -72,7 +72,8 @@ func TestAlertsAreDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true, metrics.RollbacksName: true, "up": true}
+	ours := map[string]bool{metrics.ConditionName: true, metrics.ReplicasName: true, metrics.InfoName: true, metrics.RollbacksName: true,
+		metrics.CanaryWeightName: true, metrics.CanaryStepName: true, metrics.CanaryPhaseName: true, metrics.CanaryAnalysisName: true, "up": true}
 	for name, expr := range rules {
 		if !strings.Contains(string(alerts), "\n## "+name+"\n") {
 			t.Errorf("docs/operations/alerts.md has no section ## %s", name)
