@@ -139,13 +139,7 @@ var _ = Describe("Canary releases", func() {
 		Eventually(image("web")).Should(Equal("nginx:1.28"))
 		next := readyOn()
 		Expect(next).NotTo(Equal(stable))
-		Eventually(func(g Gomega) {
-			a := getMyApp(ns, "web")(g)
-			g.Expect(a.Status.Canary).To(BeNil())
-			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			err := k8s.Get(suiteCtx, key(ns, "web-canary"), &appsv1.Deployment{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the canary Deployment goes: %v", err)
-		}).Should(Succeed())
+		expectCanaryEnded(ns, "web")
 		Expect(eventReasons(Default, app)).To(ContainElements("CanaryStarted", "CanaryStep", "CanaryPaused", "CanaryPromoting", "CanaryPromoted"))
 	})
 
@@ -269,4 +263,17 @@ func controlCanary(app *examplev1.MyApp, value string) {
 		}
 		a.Annotations[examplev1.CanaryControlAnnotation] = value
 	})
+}
+
+// expectCanaryEnded waits until the MyApp's canary ended: no canary recorded, Ready, and the
+// canary Deployment gone.
+func expectCanaryEnded(ns, name string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		a := getMyApp(ns, name)(g)
+		g.Expect(a.Status.Canary).To(BeNil())
+		g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		err := k8s.Get(suiteCtx, key(ns, name+"-canary"), &appsv1.Deployment{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the canary Deployment goes: %v", err)
+	}).Should(Succeed())
 }

@@ -549,13 +549,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
 		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
-		Eventually(func(g Gomega) {
-			a := getMyApp(ns, "store")(g)
-			g.Expect(a.Status.Canary).To(BeNil())
-			g.Expect(condition(g, a, examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
-			err := k8s.Get(suiteCtx, key(ns, "store-canary"), &appsv1.Deployment{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the canary Deployment goes: %v", err)
-		}).Should(Succeed())
+		expectCanaryEnded(ns, "store")
 	})
 
 	It("says the Gateway API is not installed when its CRD is removed after the operator found it, and makes the route again once it is back", func() {
