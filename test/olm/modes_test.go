@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -271,8 +272,8 @@ func (m installMode) expectServes(while ...func()) {
 const csvSettled = 10 * time.Second
 
 // uninstall removes the operator as an administrator would (Subscription, CSV, OperatorGroup)
-// and the mode's namespaces, and waits until OLM has removed every grant it made, so that the
-// next mode starts from a clean cluster.
+// and the mode's namespaces, waits until they are gone, and removes the cluster-wide grants OLM
+// orphaned, so that the next mode starts from a clean cluster.
 func (m installMode) uninstall() {
 	By("uninstalling " + m.name)
 	// A CSV succeeds while the catalog operator may still be executing its InstallPlan's
@@ -331,31 +332,58 @@ func (m installMode) uninstall() {
 	for _, ns := range m.namespaces() {
 		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(Succeed())
 	}
-	var dangling []string
 	Eventually(func(g Gomega) {
 		for _, ns := range m.namespaces() {
 			err := k8s.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s still there", ns)
 		}
-		dangling = nil
-		bindings := &rbacv1.ClusterRoleBindingList{}
-		g.Expect(k8s.List(ctx, bindings)).To(Succeed())
-		for _, b := range bindings.Items {
-			if !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
-				return s.Kind == rbacv1.ServiceAccountKind && s.Namespace == m.installNS
-			}) {
-				continue
-			}
-			// OLM can leave a binding of a replaced CSV behind; it grants nothing once its
-			// ClusterRole is gone.
-			err := k8s.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, &rbacv1.ClusterRole{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(),
-				"ClusterRoleBinding %s still grants the operator's service account ClusterRole %s", b.Name, b.RoleRef.Name)
-			dangling = append(dangling, b.Name)
-		}
 	}).Should(Succeed())
-	if len(dangling) > 0 {
-		AddReportEntry(m.name+": ClusterRoleBindings OLM left behind, of ClusterRoles it removed", dangling)
+	m.removeOrphanedClusterRBAC()
+}
+
+// removeOrphanedClusterRBAC checks the cluster-wide grants left to the mode's service accounts
+// once every CSV of the mode is gone, and removes those OLM orphaned.
+//
+// OLM deletes the ClusterRoles and ClusterRoleBindings labelled for a CSV in the CSV's
+// finalizer (operators.coreos.com/csv-cleanup), so a CSV that is gone has had its cluster RBAC
+// removed. The catalog operator creates a step's RBAC whenever it executes an InstallPlan,
+// with that plan's CSV as the owner label; a plan of a release that an automatic upgrade
+// replaced while the plan still ran creates them after that CSV's finalizer, and nothing ever
+// removes them (docs/reliability.md, Flakes). That is OLM's, and what an administrator cleans
+// up after an uninstall: the story reports each one, with its owner and creation time, and
+// deletes it so that the next mode starts from a clean cluster. A grant to the mode's service
+// accounts that OLM did not label for one of the mode's CSVs is not OLM's, and fails the story.
+func (m installMode) removeOrphanedClusterRBAC() {
+	GinkgoHelper()
+	orphanedBy := func(o metav1.Object) (string, bool) {
+		l := o.GetLabels()
+		return l["olm.owner"], l["olm.owner.kind"] == operatorsv1alpha1.ClusterServiceVersionKind && l["olm.owner.namespace"] == m.installNS
+	}
+	var orphans []string
+	bindings := &rbacv1.ClusterRoleBindingList{}
+	Expect(k8s.List(ctx, bindings)).To(Succeed())
+	for _, b := range bindings.Items {
+		if !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
+			return s.Kind == rbacv1.ServiceAccountKind && s.Namespace == m.installNS
+		}) {
+			continue
+		}
+		owner, ok := orphanedBy(&b)
+		Expect(ok).To(BeTrue(), "ClusterRoleBinding %s grants the operator's service account ClusterRole %s, and OLM did not make it for a CSV of %s: labels %v",
+			b.Name, b.RoleRef.Name, m.installNS, b.Labels)
+		orphans = append(orphans, fmt.Sprintf("ClusterRoleBinding %s of CSV %s, created %s", b.Name, owner, b.CreationTimestamp.UTC().Format(time.RFC3339)))
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &b))).To(Succeed())
+	}
+	roles := &rbacv1.ClusterRoleList{}
+	Expect(k8s.List(ctx, roles, client.MatchingLabels{"olm.owner.namespace": m.installNS,
+		"olm.owner.kind": operatorsv1alpha1.ClusterServiceVersionKind})).To(Succeed())
+	for _, r := range roles.Items {
+		owner, _ := orphanedBy(&r)
+		orphans = append(orphans, fmt.Sprintf("ClusterRole %s of CSV %s, created %s", r.Name, owner, r.CreationTimestamp.UTC().Format(time.RFC3339)))
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, &r))).To(Succeed())
+	}
+	if len(orphans) > 0 {
+		AddReportEntry(m.name+": cluster RBAC OLM left behind after its CSVs were gone, removed by the story", orphans)
 	}
 }
 

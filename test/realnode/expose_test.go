@@ -101,7 +101,7 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		expectOnlyPods(ns, len(after))
 		Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
 
-		expectNoRequestLost("traffic through the edge: the move from Ingress to HTTPRoute and a rollout", stream.Stop(), started)
+		expectNoRequestLostAtEdge("traffic through the edge: the move from Ingress to HTTPRoute and a rollout", stream.Stop(), started)
 	})
 
 	It("rolls back an image that cannot be pulled, a file and a ConfigMap value that make the new pods crash, dropping no request through the Service or the Gateway, then rolls a good change forward", Label("rollback"), rollsBackUnderTraffic)

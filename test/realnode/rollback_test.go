@@ -120,7 +120,7 @@ func rollsBackUnderTraffic() {
 	Eventually(answerFrom).WithArguments(edge, host).Should(HavePrefix("myapp test app " + appVersions[1]))
 
 	expectNoRequestLost("traffic through the Service: three rollbacks and a rollout", stream.Stop(), started)
-	expectNoRequestLost("traffic through the Gateway: three rollbacks and a rollout", edgeStream.Stop(), edgeStarted)
+	expectNoRequestLostAtEdge("traffic through the Gateway: three rollbacks and a rollout", edgeStream.Stop(), edgeStarted)
 }
 
 // myApp reads the MyApp named web of the namespace.

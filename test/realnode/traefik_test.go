@@ -3,8 +3,11 @@ package realnode
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/example/myapp-operator/test/traffic"
 )
 
 // Traefik (hack/tools/traefik), built from source and pushed to the cluster's registry as
@@ -39,6 +44,9 @@ func traefikManifests(gatewayAPI bool) string {
 		"--entryPoints.traefik.address=:8080", "--ping=true",
 		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
 		"--providers.kubernetesingress=true",
+		// An access log of the 5xx answers only: what an edge story prints when a request
+		// failed (router, service, backend address and the backend's own status).
+		"--accesslog=true", "--accesslog.format=json", "--accesslog.filters.statuscodes=500-599",
 	}
 	if gatewayAPI {
 		args = append(args, "--providers.kubernetesgateway=true")
@@ -222,4 +230,16 @@ spec:
       namespaces: {from: All}
 `, gatewayName, traefikNamespace, traefikWebPort)), "apply", "--server-side", "-f", "-")
 	kubectl(nil, "-n", traefikNamespace, "wait", "--for=condition=Programmed", "--timeout=2m", "gateway/"+gatewayName)
+}
+
+// expectNoRequestLostAtEdge is expectNoRequestLost for a stream through Traefik: when a request
+// failed, the story's report also holds Traefik's access log of its 5xx answers.
+func expectNoRequestLostAtEdge(title string, report traffic.Report, since time.Time) {
+	GinkgoHelper()
+	if report.Failed > 0 {
+		out, err := exec.Command(kubectlPath(), "--kubeconfig", kubeconfig, "-n", traefikNamespace,
+			"logs", "deployment/traefik", "--since-time="+since.UTC().Format(time.RFC3339)).CombinedOutput()
+		AddReportEntry(title+": Traefik's access log of 5xx answers and its own log", fmt.Sprintf("%s (kubectl: %v)", out, err))
+	}
+	expectNoRequestLost(title, report, since)
 }
