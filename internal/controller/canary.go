@@ -46,6 +46,27 @@ import (
 // it carries the template under test.
 const canaryTemplateAnnotation = "myapp.example.com/canary-template"
 
+// canaryWeightAnnotation records on the HTTPRoute which canary record its weights were built
+// from (canaryWeightTag). A cache that lags behind the operator's writes can show an older
+// route whose weights equal the recorded ones, a split of 100 to 0 from before the canary
+// took a weight, say, while the route as stored sends the canary a share; the recorded weight
+// is in force only on a route that carries this record's tag.
+const canaryWeightAnnotation = "myapp.example.com/canary-weight-of"
+
+// canaryWeightTag names a canary record's weight on the route: a digest of what sets the
+// weight (the template, the request, the phase, the step, the weight, the promotion's move and
+// when the step began). It changes with every change of the weight, and no later record of the
+// same canary has an earlier one's tag with a different weight between: within a step the
+// weight only rises, and every move back to 0 (an abort, the promotion's finish) starts a phase
+// of its own.
+func canaryWeightTag(rec *rollout.CanaryRecord) string {
+	if rec == nil {
+		return ""
+	}
+	return status.Digest(fmt.Sprintf("%s|%s|%s|%d|%d|%t|%d", rec.Template, rec.Request, rec.Phase, rec.Step, rec.Weight,
+		rec.StableMoved, rec.StepStarted.Unix()))[:16]
+}
+
 // canaryLook is what one reconcile decided of a MyApp's canary release.
 type canaryLook struct {
 	plan *desired.CanaryPlan
@@ -271,8 +292,7 @@ func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, 
 	if found, err = r.readChild(ctx, r.routes, app, app.Name, route); err != nil || !found {
 		return err
 	}
-	stableWeight, canaryWeight, split := routeWeights(route, desired.StableName(app), desired.CanaryName(app))
-	if !split || stableWeight != 100-rec.Weight || canaryWeight != rec.Weight {
+	if !routeCarries(route, app, rec) {
 		return nil
 	}
 	now := r.now()
@@ -283,6 +303,15 @@ func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, 
 	problem, _ := status.RouteProblem(route, want.Gateway, by, appliedAt(route), now)
 	f.WeightInForce = problem == nil
 	return nil
+}
+
+// routeCarries tells whether the route as read carries the record's weight: its one rule
+// splits between the stable and the canary Services by that weight, and it was built from
+// that record (canaryWeightAnnotation).
+func routeCarries(route *gatewayv1.HTTPRoute, app *examplev1.MyApp, rec *rollout.CanaryRecord) bool {
+	stableWeight, canaryWeight, split := routeWeights(route, desired.StableName(app), desired.CanaryName(app))
+	return split && stableWeight == 100-rec.Weight && canaryWeight == rec.Weight &&
+		route.Annotations[canaryWeightAnnotation] == canaryWeightTag(rec)
 }
 
 // routeWeights reads the weights of the route's backends to the stable and the canary Services;
@@ -541,11 +570,11 @@ func (r *MyAppReconciler) holdStable(ctx context.Context, app *examplev1.MyApp, 
 // canary's. split says the route is to split, with the canary's weight as recorded (0 with no
 // canary under way), once both are applied; before a template completed (nothing serves as the
 // stable pods yet) the route sends to the MyApp's Service as without a canary, and they go.
-func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) (weight int32, split bool) {
+func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) (weight int32, tag string, split bool) {
 	look := out.canary
 	if look == nil || look.plan == nil || app.Status.ReadyTemplate == "" {
 		r.deleteCanaryServices(ctx, app, obs, out)
-		return 0, false
+		return 0, "", false
 	}
 	stableSvc, canarySvc := desired.CanaryServices(app, app.Status.ReadyTemplate)
 	_, err := applyChild(ctx, r, app, &out.changes, serviceKind, stableSvc, nil)
@@ -553,12 +582,12 @@ func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *exam
 	_, cerr := applyChild(ctx, r, app, &out.changes, serviceKind, canarySvc, nil)
 	out.add(r, app, obs, cerr)
 	if err != nil || cerr != nil {
-		return 0, false
+		return 0, "", false
 	}
 	if look.record != nil {
 		weight = look.record.Weight
 	}
-	return weight, true
+	return weight, canaryWeightTag(look.record), true
 }
 
 // deleteCanaryServices deletes the canary's Services a MyApp no longer splits its route with.

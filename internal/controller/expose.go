@@ -82,8 +82,11 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
 		wantRoute := desired.HTTPRoute(app, want.Gateway)
-		if weight, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
+		if weight, tag, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
 			wantRoute = desired.CanaryHTTPRoute(app, want.Gateway, weight)
+			if tag != "" {
+				wantRoute.WithAnnotations(map[string]string{canaryWeightAnnotation: tag})
+			}
 		}
 		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, wantRoute, nil)
 		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {

@@ -125,6 +125,16 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	if app.Spec.Canary != nil || app.Status.Canary != nil {
+		// A canary's children follow status.canary: decided from a MyApp older than the
+		// operator's last write, they would follow a record already replaced.
+		switch current, err := r.cacheCurrent(ctx, app); {
+		case err != nil:
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		case !current:
+			return ctrl.Result{RequeueAfter: statusConflictRetry}, nil
+		}
+	}
 
 	now := r.now()
 	obs := status.Observed{
@@ -491,6 +501,27 @@ func (r *MyAppReconciler) patchStatus(ctx context.Context, app *examplev1.MyApp,
 		r.recordProblem(app, before.Status.Conditions, details)
 	}
 	return nil
+}
+
+// cacheCurrent tells whether the cached MyApp holds the status the operator last wrote. The
+// cache may not hold the operator's own last write yet; until the cached version is the one
+// that write produced (statusWrites), an empty status patch guarded by the cached
+// resourceVersion asks the API server: it conflicts when the cache is stale, and changes
+// nothing otherwise.
+func (r *MyAppReconciler) cacheCurrent(ctx context.Context, app *examplev1.MyApp) (bool, error) {
+	key := client.ObjectKeyFromObject(app)
+	if r.statusWrites.current(key, app.ResourceVersion) {
+		return true, nil
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	switch err := r.Status().Patch(ctx, app, patch); {
+	case apierrors.IsConflict(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	r.statusWrites.remember(key, app.ResourceVersion)
+	return true, nil
 }
 
 // SetupWithManager registers the reconciler. The MyApp is watched for spec changes, reconcile
