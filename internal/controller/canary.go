@@ -133,7 +133,7 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 	if planErr != nil {
 		// The spec's canary cannot be read (stored before a rule refused it): the recorded canary
 		// holds as it is until the spec is fixed.
-		if prev != nil && !rollout.StableTakesTemplate(prev) {
+		if stableKept(prev) {
 			if err := r.keepStable(ctx, app, look); err != nil {
 				return look, err
 			}
@@ -156,6 +156,19 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 		}
 	}
 	next := rollout.Canary(f)
+	if prev != nil && next != nil && next.Weight > prev.Weight {
+		// A weight rises on the canary's pods serving, as cached; a cache that lags can show an
+		// older canary Deployment that served while the stored one asks for fewer pods. The
+		// rise is confirmed with the API server, as a rollback is.
+		ready, err := r.canaryServesLive(ctx, app, prev, look.stableReplicas)
+		if err != nil {
+			return look, err
+		}
+		if !ready {
+			next = prev
+			out.retryWithin(statusConflictRetry)
+		}
+	}
 	if next == nil || prev == nil || next.Template != prev.Template || next.Request != prev.Request {
 		tallies = nil
 	}
@@ -165,15 +178,27 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 		if err := r.recordCanary(ctx, app, recorded); err != nil {
 			// Nothing follows an answer that is not recorded: the children stay as the stored
 			// record says.
-			return r.holdRecorded(ctx, app, look, err)
+			return r.holdRecorded(ctx, app, look, next, err)
 		}
 		r.canaryEvents(app, plan, prev, next)
 	}
 	look.record, look.status = next, recorded
-	if next != nil && !rollout.StableTakesTemplate(next) {
+	if stableKept(next) {
 		return look, r.keepStable(ctx, app, look)
 	}
 	return look, nil
+}
+
+// stableKept tells whether a look that acts on these canary records keeps the stable
+// Deployment on the template that serves: when any of them does not yet let the stable pods
+// take the canary's template.
+func stableKept(records ...*rollout.CanaryRecord) bool {
+	for _, rec := range records {
+		if rec != nil && !rollout.StableTakesTemplate(rec) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepStable makes the look keep the stable Deployment on the template that serves: the
@@ -214,12 +239,16 @@ func (r *MyAppReconciler) canaryJudges(ctx context.Context, app *examplev1.MyApp
 	return tallies, nil
 }
 
-// holdRecorded is the look of a reconcile whose record could not be written: the children
-// follow the canary stored before it.
-func (r *MyAppReconciler) holdRecorded(ctx context.Context, app *examplev1.MyApp, look *canaryLook, recordErr error) (*canaryLook, error) {
+// holdRecorded is the look of a reconcile whose record, decided, could not be written: the
+// children follow the canary stored before it, and the stable Deployment keeps the template
+// that serves if either record keeps it. A canary whose start could not be recorded (the user
+// changed the MyApp between the look's read and its write) has no stored record, and the spec's
+// template would otherwise roll the stable pods unjudged.
+func (r *MyAppReconciler) holdRecorded(ctx context.Context, app *examplev1.MyApp, look *canaryLook,
+	decided *rollout.CanaryRecord, recordErr error) (*canaryLook, error) {
 	look.record, _ = canaryRecordOf(app.Status.Canary)
 	look.status = app.Status.Canary
-	if look.record != nil && !rollout.StableTakesTemplate(look.record) {
+	if stableKept(look.record, decided) {
 		if err := r.keepStable(ctx, app, look); err != nil {
 			return look, err
 		}
@@ -268,6 +297,26 @@ func (r *MyAppReconciler) canaryPodFacts(ctx context.Context, app *examplev1.MyA
 		f.CanaryFailure.Problem.Message = truncate(f.CanaryFailure.Problem.Message, 1024)
 	}
 	return retry, nil
+}
+
+// canaryServesLive reads the canary Deployment from the API server and tells whether it runs,
+// available, the pods the recorded size asks for, of the template under test.
+func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, stable int32) (bool, error) {
+	d := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: desired.CanaryName(app)}, d); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(d, app) {
+		return false, nil
+	}
+	sets, _, err := r.replicaSetsOf(ctx, app)
+	if err != nil {
+		return false, err
+	}
+	facts := rollout.Facts{Spec: rollout.Spec{Template: rec.Template},
+		Deployment: deploymentFacts(d, ownedSets(sets, d), d.Annotations[canaryTemplateAnnotation]), Now: r.now()}
+	ready, _, _ := rollout.CanaryPods(facts, desired.CanaryReplicas(stable, rec.Size))
+	return ready, nil
 }
 
 // routeFacts reads whether the recorded weight is in force, and whether the stable pods'

@@ -134,3 +134,26 @@ func TestARouteCarriesItsOwnRecord(t *testing.T) {
 		t.Error("the route of no canary carries a canary's record")
 	}
 }
+
+// TestStableKeptWhileAnyRecordKeepsIt: a look that could not store the record it decided keeps
+// the stable pods where either record keeps them; a canary whose start could not be stored has
+// no stored record, and the stable Deployment must not take the template under test.
+func TestStableKeptWhileAnyRecordKeepsIt(t *testing.T) {
+	progressing := &rollout.CanaryRecord{Template: "b", Stable: "a", Phase: rollout.CanaryProgressing}
+	moved := &rollout.CanaryRecord{Template: "b", Stable: "a", Phase: rollout.CanaryPromoting, StableMoved: true}
+	finishing := &rollout.CanaryRecord{Template: "b", Stable: "a", Phase: rollout.CanaryFinishing}
+	for name, tc := range map[string]struct {
+		records []*rollout.CanaryRecord
+		want    bool
+	}{
+		"no canary":                                    {records: []*rollout.CanaryRecord{nil, nil}, want: false},
+		"a start not stored":                           {records: []*rollout.CanaryRecord{nil, progressing}, want: true},
+		"a canary stored, its end not stored":          {records: []*rollout.CanaryRecord{progressing, nil}, want: true},
+		"the promotion moved the stable pods":          {records: []*rollout.CanaryRecord{moved, finishing}, want: false},
+		"a new template's start after the stable move": {records: []*rollout.CanaryRecord{moved, progressing}, want: true},
+	} {
+		if got := stableKept(tc.records...); got != tc.want {
+			t.Errorf("%s: stableKept = %t, want %t", name, got, tc.want)
+		}
+	}
+}

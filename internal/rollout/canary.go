@@ -179,11 +179,11 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	case len(f.Steps) == 0:
 		return nil
 	case !promoted && (f.ReadyTemplate == "" || f.Spec.Template == f.ReadyTemplate):
-		return nil
+		return drained(rec, f, nil)
 	case rec == nil || f.Spec.Template != rec.Template:
-		return start(f)
+		return drained(rec, f, start(f))
 	case rec.Phase == CanaryAborted && f.Spec.Request != rec.Request:
-		return start(f)
+		return drained(rec, f, start(f))
 	case rec.Phase == CanaryAborted:
 		if rec.Size > 0 && f.WeightInForce {
 			// Every request goes to the stable pods again: the canary's pods may go.
@@ -201,7 +201,7 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	next := *rec
 	if f.Token != "" && f.Token != rec.Control {
 		next.Control = f.Token
-		if f.Control == ControlAbort {
+		if f.Control == ControlAbort && !next.StableMoved {
 			return abort(next, f, ReasonCanaryAbortedByUser, "aborted by the user")
 		}
 		control(&next, f)
@@ -244,11 +244,13 @@ func control(next *CanaryRecord, f CanaryFacts) {
 }
 
 // checked is next aborted when the canary's pods or its checks failed, nil otherwise. Once the
-// stable Deployment completed the canary's template (readyTemplate moved to it), a promotion
-// is not aborted: a template that completed its rollout is not rolled back.
+// promotion moved the stable pods to the canary's template (StableMoved), it is not aborted:
+// every request goes to the canary's pods until the stable ones run its template, and an abort
+// would send them to stable pods that are going away; the stable Deployment's rollout is then
+// the auto-pilot's to judge, as any rollout. A user's abort is not acted on then either.
 func checked(next CanaryRecord, f CanaryFacts) *CanaryRecord {
 	switch {
-	case next.Phase == CanaryPromoting && f.ReadyTemplate == next.Template:
+	case next.Phase == CanaryPromoting && (f.ReadyTemplate == next.Template || next.StableMoved):
 		return nil
 	case f.CanaryFailure != nil:
 		return abort(next, f, f.CanaryFailure.Reason, failureMessage(f.CanaryFailure))
@@ -273,6 +275,25 @@ func start(f CanaryFacts) *CanaryRecord {
 		Template: f.Spec.Template, Stable: f.ReadyTemplate, Request: f.Spec.Request,
 		Phase: CanaryProgressing, StepStarted: f.Now, Control: f.Token,
 	}
+}
+
+// drained is then (a new canary, or none) once the canary recorded before it (rec) takes no
+// request. The canary Deployment runs one template: its pods go (to a new template, or away)
+// only when a weight of 0 is in force for rec, so that no request meets a pod that is going
+// away. Until then the record keeps rec's canary, its template and its pods, and takes its
+// weight to 0, as a step of its own (it begins now, so that the route tells it from the records
+// before it). A promotion that moved the stable pods is not drained: then follows at once, as
+// before (docs/design/canary.md, "Not built yet").
+func drained(rec *CanaryRecord, f CanaryFacts, then *CanaryRecord) *CanaryRecord {
+	switch {
+	case rec == nil || rec.Size == 0 || rec.StableMoved || (rec.Weight == 0 && f.WeightInForce):
+		return then
+	case rec.Weight == 0:
+		return rec
+	}
+	next := *rec
+	next.Weight, next.StepStarted = 0, f.Now
+	return &next
 }
 
 // abort ends next with every request on the stable template; the canary keeps its pods until

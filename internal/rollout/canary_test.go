@@ -174,13 +174,27 @@ func TestCanary(t *testing.T) {
 			f.Record = rec(2, 0, CanaryAborted, time.Hour)
 			f.Spec.Request = "retry"
 		}), &CanaryRecord{Template: "v2", Stable: "v1", Request: "retry", Phase: CanaryProgressing, StepStarted: now}},
-		{"a new template mid-canary starts again at the first step", facts(func(f *CanaryFacts) {
+		{"a new template mid-canary first takes the weight to 0, keeping the canary's pods", facts(func(f *CanaryFacts) {
 			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
 			f.Spec.Template = "v3"
+		}), func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, 0); r.Size = 50; return r }()},
+		{"a new template mid-canary waits while the weight of 0 is not in force", facts(func(f *CanaryFacts) {
+			f.Record = func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, time.Second); r.Size = 50; return r }()
+			f.Spec.Template = "v3"
+		}), func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, time.Second); r.Size = 50; return r }()},
+		{"a new template mid-canary starts at the first step once the weight of 0 is in force", facts(func(f *CanaryFacts) {
+			f.Record = func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, time.Second); r.Size = 50; return r }()
+			f.Spec.Template = "v3"
+			f.WeightInForce = true
 		}), &CanaryRecord{Template: "v3", Stable: "v1", Phase: CanaryProgressing, StepStarted: now}},
-		{"back to the template that serves: the canary ends", facts(func(f *CanaryFacts) {
+		{"back to the template that serves: the weight goes to 0 first", facts(func(f *CanaryFacts) {
 			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
 			f.Spec.Template = "v1"
+		}), func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, 0); r.Size = 50; return r }()},
+		{"back to the template that serves: the canary ends once its weight of 0 is in force", facts(func(f *CanaryFacts) {
+			f.Record = func() *CanaryRecord { r := rec(2, 0, CanaryProgressing, time.Second); r.Size = 50; return r }()
+			f.Spec.Template = "v1"
+			f.WeightInForce = true
 		}), nil},
 		{"the steps removed: the canary ends", facts(func(f *CanaryFacts) {
 			f.Record = rec(2, 50, CanaryProgressing, time.Hour)
@@ -252,6 +266,10 @@ func TestCanaryRandomLooks(t *testing.T) {
 // canaryBroken names the rule the record next breaks, "" when it breaks none.
 func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
 	if next == nil {
+		// Removing the steps ends the canary at once: the route no longer splits.
+		if rec != nil && rec.Size > 0 && !rec.StableMoved && (rec.Weight != 0 || !f.WeightInForce) && len(f.Steps) > 0 {
+			return fmt.Sprintf("the canary ended while the route may still send its pods requests (%+v)", *rec)
+		}
 		return ""
 	}
 	switch {
@@ -262,7 +280,7 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 	case next.Weight > next.Size:
 		return fmt.Sprintf("weight %d above the %d the canary's pods are sized for", next.Weight, next.Size)
 	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed && rec != nil && rec.Weight > 0) && next.Weight != 0 &&
-		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template):
+		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || (f.ReadyTemplate != next.Template && !next.StableMoved)):
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
 	case next.Template == next.Stable:
 		return fmt.Sprintf("a canary of the stable template %q", next.Template)
@@ -291,7 +309,7 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
 	case next.Weight > rec.Weight && next.Weight > rec.Size:
 		return fmt.Sprintf("the weight rose to %d before the canary was sized for it (%d)", next.Weight, rec.Size)
-	case next.Template == rec.Template && next.Request == rec.Request && next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce):
+	case next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce) && !rec.StableMoved:
 		return fmt.Sprintf("the canary's pods shrank to %d while the route may still send them requests (%+v)", next.Size, *rec)
 	}
 	return ""
