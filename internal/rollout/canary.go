@@ -201,7 +201,7 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	next := *rec
 	if f.Token != "" && f.Token != rec.Control {
 		next.Control = f.Token
-		if f.Control == ControlAbort && !next.StableMoved {
+		if f.Control == ControlAbort {
 			return abort(next, f, ReasonCanaryAbortedByUser, "aborted by the user")
 		}
 		control(&next, f)
@@ -244,13 +244,11 @@ func control(next *CanaryRecord, f CanaryFacts) {
 }
 
 // checked is next aborted when the canary's pods or its checks failed, nil otherwise. Once the
-// promotion moved the stable pods to the canary's template (StableMoved), it is not aborted:
-// every request goes to the canary's pods until the stable ones run its template, and an abort
-// would send them to stable pods that are going away; the stable Deployment's rollout is then
-// the auto-pilot's to judge, as any rollout. A user's abort is not acted on then either.
+// stable Deployment completed the canary's template (readyTemplate moved to it), a promotion
+// is not aborted: a template that completed its rollout is not rolled back.
 func checked(next CanaryRecord, f CanaryFacts) *CanaryRecord {
 	switch {
-	case next.Phase == CanaryPromoting && (f.ReadyTemplate == next.Template || next.StableMoved):
+	case next.Phase == CanaryPromoting && f.ReadyTemplate == next.Template:
 		return nil
 	case f.CanaryFailure != nil:
 		return abort(next, f, f.CanaryFailure.Reason, failureMessage(f.CanaryFailure))
@@ -299,7 +297,8 @@ func drained(rec *CanaryRecord, f CanaryFacts, then *CanaryRecord) *CanaryRecord
 // abort ends next with every request on the stable template; the canary keeps its pods until
 // that weight of 0 is in force (Canary, in the Aborted phase), then has none.
 func abort(next CanaryRecord, f CanaryFacts, reason, message string) *CanaryRecord {
-	next.Phase, next.Weight, next.StepStarted = CanaryAborted, 0, f.Now
+	// A promotion that moved the stable pods gives them the template that serves back.
+	next.Phase, next.Weight, next.StepStarted, next.StableMoved = CanaryAborted, 0, f.Now, false
 	next.Reason = reason
 	next.Message = fmt.Sprintf("step %d of %d: %s", min(int(next.Step)+1, len(f.Steps)), len(f.Steps), message)
 	return &next

@@ -280,7 +280,7 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 	case next.Weight > next.Size:
 		return fmt.Sprintf("weight %d above the %d the canary's pods are sized for", next.Weight, next.Size)
 	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed && rec != nil && rec.Weight > 0) && next.Weight != 0 &&
-		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || (f.ReadyTemplate != next.Template && !next.StableMoved)):
+		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template):
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
 	case next.Template == next.Stable:
 		return fmt.Sprintf("a canary of the stable template %q", next.Template)
