@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"context"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,7 +32,7 @@ var _ = Describe("A canary's reconcile from a cache older than the operator's la
 		written.Status.ObservedGeneration = written.Generation
 		Expect(k8s.Status().Patch(suiteCtx, written, client.MergeFrom(app))).To(Succeed())
 		r.statusWrites.remember(client.ObjectKeyFromObject(app), written.ResourceVersion)
-		r.Client = staleMyApp{Client: k8s, stale: stale}
+		r.Client = staleCache{Client: k8s, stale: stale}
 
 		result, err := r.Reconcile(suiteCtx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
 		Expect(err).NotTo(HaveOccurred())
@@ -55,18 +53,3 @@ var _ = Describe("A canary's reconcile from a cache older than the operator's la
 		Expect(r.statusWrites.current(client.ObjectKeyFromObject(app), current.ResourceVersion)).To(BeTrue())
 	})
 })
-
-// staleMyApp answers a read of one MyApp with an older copy of it, as a cache that has not yet
-// seen the last write does, and passes every other call to the API server.
-type staleMyApp struct {
-	client.Client
-	stale *examplev1.MyApp
-}
-
-func (c staleMyApp) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if a, ok := obj.(*examplev1.MyApp); ok && key == client.ObjectKeyFromObject(c.stale) {
-		c.stale.DeepCopyInto(a)
-		return nil
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
-}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"reflect"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -51,16 +52,16 @@ var _ = Describe("The selector migration's phase", func() {
 	})
 })
 
-// staleCache answers a read of one Deployment with an older copy of it, as a cache that has
-// not yet seen the last write does, and passes every other read to the API server.
+// staleCache answers a read of one object with an older copy of it, as a cache that has not
+// yet seen the last write does, and passes every other call to the API server.
 type staleCache struct {
 	client.Client
-	stale *appsv1.Deployment
+	stale client.Object
 }
 
 func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if d, ok := obj.(*appsv1.Deployment); ok && key == client.ObjectKeyFromObject(c.stale) {
-		c.stale.DeepCopyInto(d)
+	if reflect.TypeOf(obj) == reflect.TypeOf(c.stale) && key == client.ObjectKeyFromObject(c.stale) {
+		reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(c.stale.DeepCopyObject()).Elem())
 		return nil
 	}
 	return c.Client.Get(ctx, key, obj, opts...)
