@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/rollout"
@@ -64,8 +62,6 @@ var (
 	canarySteps = flag.Int("canary.steps", 5000, "how many steps each walk takes")
 	canarySeed  = flag.Uint64("canary.seed", 0, "walk only this seed")
 )
-
-const debugCanaryModel = false
 
 type canaryStats struct{ aborts, promotions, staleLooks, unrecorded, restarts int }
 
@@ -251,9 +247,6 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 			w.judge(stored, &f)
 		}
 		next := rollout.Canary(f)
-		if debugCanaryModel {
-			fmt.Printf("DEBUG stored=%+v facts spec=%+v ready=%s inforce=%t canaryReady=%t route=%+v\n", stored, f.Spec, f.ReadyTemplate, f.WeightInForce, f.CanaryReady, w.routeCache)
-		}
 		if stored != nil && next != nil && next.Weight > stored.Weight {
 			// canaryServesLive: a rise is confirmed with the canary Deployment as stored.
 			if !yield("confirms the canary Deployment with the API server") {
@@ -515,5 +508,3 @@ func describeRecord(rec *rollout.CanaryRecord) string {
 	return fmt.Sprintf("%s of %s (stable %s) step %d weight %d size %d moved %t", rec.Phase, rec.Template, rec.Stable,
 		rec.Step, rec.Weight, rec.Size, rec.StableMoved)
 }
-
-var _ = metav1.Now
