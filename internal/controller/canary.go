@@ -155,19 +155,9 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 			return look, err
 		}
 	}
-	next := rollout.Canary(f)
-	if prev != nil && next != nil && next.Weight > prev.Weight {
-		// A weight rises on the canary's pods serving, as cached; a cache that lags can show an
-		// older canary Deployment that served while the stored one asks for fewer pods. The
-		// rise is confirmed with the API server, as a rollback is.
-		ready, err := r.canaryServesLive(ctx, app, prev, look.stableReplicas)
-		if err != nil {
-			return look, err
-		}
-		if !ready {
-			next = prev
-			out.retryWithin(statusConflictRetry)
-		}
+	next, err := r.confirmRise(ctx, app, prev, rollout.Canary(f), look.stableReplicas, out)
+	if err != nil {
+		return look, err
 	}
 	if next == nil || prev == nil || next.Template != prev.Template || next.Request != prev.Request {
 		tallies = nil
@@ -297,6 +287,23 @@ func (r *MyAppReconciler) canaryPodFacts(ctx context.Context, app *examplev1.MyA
 		f.CanaryFailure.Problem.Message = truncate(f.CanaryFailure.Problem.Message, 1024)
 	}
 	return retry, nil
+}
+
+// confirmRise is next, or prev when next raises the weight and the canary Deployment read
+// from the API server does not serve: a weight rises on the canary's pods serving as cached,
+// and a cache that lags can show an older canary Deployment that served while the stored one
+// asks for fewer pods. The rise is confirmed with the API server, as a rollback is.
+func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp, prev, next *rollout.CanaryRecord,
+	stable int32, out *outcome) (*rollout.CanaryRecord, error) {
+	if prev == nil || next == nil || next.Weight <= prev.Weight {
+		return next, nil
+	}
+	ready, err := r.canaryServesLive(ctx, app, prev, stable)
+	if err != nil || ready {
+		return next, err
+	}
+	out.retryWithin(statusConflictRetry)
+	return prev, nil
 }
 
 // canaryServesLive reads the canary Deployment from the API server and tells whether it runs,

@@ -359,9 +359,9 @@ func (m installMode) removeOrphanedClusterRBAC() {
 		l := o.GetLabels()
 		return l["olm.owner"], l["olm.owner.kind"] == operatorsv1alpha1.ClusterServiceVersionKind && l["olm.owner.namespace"] == m.installNS
 	}
-	var orphans []string
 	bindings := &rbacv1.ClusterRoleBindingList{}
 	Expect(k8s.List(ctx, bindings)).To(Succeed())
+	orphans := make([]string, 0, len(bindings.Items))
 	for _, b := range bindings.Items {
 		if !slices.ContainsFunc(b.Subjects, func(s rbacv1.Subject) bool {
 			return s.Kind == rbacv1.ServiceAccountKind && s.Namespace == m.installNS
