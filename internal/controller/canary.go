@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/analysis"
@@ -272,11 +273,7 @@ func (r *MyAppReconciler) canaryPodFacts(ctx context.Context, app *examplev1.MyA
 	if err != nil {
 		return 0, err
 	}
-	facts := rollout.Facts{
-		Spec:       rollout.Spec{Template: rec.Template},
-		Deployment: deploymentFacts(d, ownedSets(sets, d), d.Annotations[canaryTemplateAnnotation]),
-		Now:        r.now(), Grace: r.rolloutFailureGrace(),
-	}
+	facts := r.canaryFacts(d, sets, rec)
 	// The volume sources a template waits for are the stable Deployment's to report; a canary
 	// whose pods wait for one fails at its deadline to become available.
 	if facts.Problems, err = r.rolloutProblems(ctx, app, d, ""); err != nil {
@@ -320,10 +317,18 @@ func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.M
 	if err != nil {
 		return false, err
 	}
-	facts := rollout.Facts{Spec: rollout.Spec{Template: rec.Template},
-		Deployment: deploymentFacts(d, ownedSets(sets, d), d.Annotations[canaryTemplateAnnotation]), Now: r.now()}
-	ready, _, _ := rollout.CanaryPods(facts, desired.CanaryReplicas(stable, rec.Size))
+	ready, _, _ := rollout.CanaryPods(r.canaryFacts(d, sets, rec), desired.CanaryReplicas(stable, rec.Size))
 	return ready, nil
+}
+
+// canaryFacts are the canary Deployment d's facts for the step machine (rollout.CanaryPods),
+// judged against the record's template.
+func (r *MyAppReconciler) canaryFacts(d *appsv1.Deployment, sets []metav1.PartialObjectMetadata, rec *rollout.CanaryRecord) rollout.Facts {
+	return rollout.Facts{
+		Spec:       rollout.Spec{Template: rec.Template},
+		Deployment: deploymentFacts(d, ownedSets(sets, d), d.Annotations[canaryTemplateAnnotation]),
+		Now:        r.now(), Grace: r.rolloutFailureGrace(),
+	}
 }
 
 // routeFacts reads whether the recorded weight is in force, and whether the stable pods'
@@ -359,6 +364,20 @@ func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, 
 	problem, _ := status.RouteProblem(route, want.Gateway, by, appliedAt(route), now)
 	f.WeightInForce = problem == nil
 	return nil
+}
+
+// canaryRoute is the HTTPRoute of a MyApp whose route splits for a canary: the weights of the
+// record (none: 0 to the canary) and, with a record, its tag (canaryWeightAnnotation).
+func canaryRoute(app *examplev1.MyApp, gw examplev1.GatewayReference, rec *rollout.CanaryRecord) *gatewayv1ac.HTTPRouteApplyConfiguration {
+	weight := int32(0)
+	if rec != nil {
+		weight = rec.Weight
+	}
+	route := desired.CanaryHTTPRoute(app, gw, weight)
+	if tag := canaryWeightTag(rec); tag != "" {
+		route.WithAnnotations(map[string]string{canaryWeightAnnotation: tag})
+	}
+	return route
 }
 
 // routeCarries tells whether the route as read carries the record's weight: its one rule
@@ -623,14 +642,14 @@ func (r *MyAppReconciler) holdStable(ctx context.Context, app *examplev1.MyApp, 
 
 // reconcileCanaryServices applies, for a MyApp with spec.canary exposed through a Gateway, the
 // Services the route splits the requests between: the stable pods' (readyTemplate's) and the
-// canary's. split says the route is to split, with the canary's weight as recorded (0 with no
-// canary under way), once both are applied; before a template completed (nothing serves as the
+// canary's. split says the route is to split, by the record it returns (none: no canary under
+// way, 0 to the canary), once both are applied; before a template completed (nothing serves as the
 // stable pods yet) the route sends to the MyApp's Service as without a canary, and they go.
-func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) (weight int32, tag string, split bool) {
+func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) (rec *rollout.CanaryRecord, split bool) {
 	look := out.canary
 	if look == nil || look.plan == nil || app.Status.ReadyTemplate == "" {
 		r.deleteCanaryServices(ctx, app, obs, out)
-		return 0, "", false
+		return nil, false
 	}
 	stableSvc, canarySvc := desired.CanaryServices(app, app.Status.ReadyTemplate)
 	_, err := applyChild(ctx, r, app, &out.changes, serviceKind, stableSvc, nil)
@@ -638,12 +657,9 @@ func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *exam
 	_, cerr := applyChild(ctx, r, app, &out.changes, serviceKind, canarySvc, nil)
 	out.add(r, app, obs, cerr)
 	if err != nil || cerr != nil {
-		return 0, "", false
+		return nil, false
 	}
-	if look.record != nil {
-		weight = look.record.Weight
-	}
-	return weight, canaryWeightTag(look.record), true
+	return look.record, true
 }
 
 // deleteCanaryServices deletes the canary's Services a MyApp no longer splits its route with.

@@ -10,7 +10,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
-	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/rollout"
 )
 
@@ -18,15 +17,7 @@ import (
 // would store it (the apply configuration read back as an object).
 func storedRoute(t *testing.T, app *examplev1.MyApp, rec *rollout.CanaryRecord) *gatewayv1.HTTPRoute {
 	t.Helper()
-	weight := int32(0)
-	if rec != nil {
-		weight = rec.Weight
-	}
-	cfg := desired.CanaryHTTPRoute(app, examplev1.GatewayReference{Namespace: "edge", Name: "web"}, weight)
-	if tag := canaryWeightTag(rec); tag != "" {
-		cfg.WithAnnotations(map[string]string{canaryWeightAnnotation: tag})
-	}
-	raw, err := json.Marshal(cfg)
+	raw, err := json.Marshal(canaryRoute(app, examplev1.GatewayReference{Namespace: "edge", Name: "web"}, rec))
 	if err != nil {
 		t.Fatal(err)
 	}

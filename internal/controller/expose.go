@@ -82,11 +82,8 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
 		wantRoute := desired.HTTPRoute(app, want.Gateway)
-		if weight, tag, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
-			wantRoute = desired.CanaryHTTPRoute(app, want.Gateway, weight)
-			if tag != "" {
-				wantRoute.WithAnnotations(map[string]string{canaryWeightAnnotation: tag})
-			}
+		if rec, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
+			wantRoute = canaryRoute(app, want.Gateway, rec)
 		}
 		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, wantRoute, nil)
 		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
