@@ -352,10 +352,15 @@ verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgr
 # verify-copy runs make verify in a copy of the working tree, changes not yet committed
 # included: verify regenerates files (the CRD, the bundle, the chart) that the stages beside it
 # in test-all read, and a file read while it is rewritten is half a file. The copy shares the
-# tool cache and has a bin/ of its own.
-VERIFY_TREE ?= $(LOCALBIN)/verify-tree
-.PHONY: verify-copy
+# tool cache and has a bin/ of its own. It lives at one path per machine, beside the tool
+# cache, not in the clone: golangci-lint keys its cache on each file's absolute path
+# (golangci/golangci-lint#6430), so a copy at a new path lints every package again, and at
+# the same path only what changed. A lock keeps two checkouts from sharing it at once.
+VERIFY_TREE ?= $(dir $(TOOLS_CACHE))verify-tree
+.PHONY: verify-copy verify-copy-locked
 verify-copy: | $(LOCALBIN)
+	mkdir -p $(dir $(VERIFY_TREE)) && flock $(VERIFY_TREE).lock $(MAKE) --no-print-directory verify-copy-locked
+verify-copy-locked:
 	rm -rf $(VERIFY_TREE) && mkdir -p $(VERIFY_TREE)
 	tar -c --exclude=./bin --exclude='./.localcluster*' --exclude=./test-logs -f - . | tar -x -C $(VERIFY_TREE)
 	$(MAKE) -C $(VERIFY_TREE) --no-print-directory verify TOOLS_CACHE=$(TOOLS_CACHE)
