@@ -27,8 +27,11 @@ func NewClient(kubeconfig string, addToScheme ...func(*runtime.Scheme) error) (c
 }
 
 // FreeLoopbackAddr returns a loopback address with a port nobody listens on right now.
-func FreeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func FreeLoopbackAddr() (string, error) { return FreeAddr("127.0.0.1") }
+
+// FreeAddr returns an address of the host's IP ip with a port nobody listens on right now.
+func FreeAddr(ip string) (string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,9 @@
 // cannot), and `/readyz` and `/healthz` with "ok". It writes no file unless asked, so it runs
 // as any user on a read-only root filesystem. With an admin port (--admin-port, default
 // $ADMIN_PORT, none when unset) it also answers there, every path with a line naming that
-// port, so a test sees a second port of the pod served through its own Service port.
+// port, so a test sees a second port of the pod served through its own Service port. With
+// $ERROR_SHARE, a number from 0 to 1, it answers `/` with a 500 on that share of its requests,
+// spread evenly (with 0.25, every fourth), as a version with a bug on some of its paths does.
 //
 //	app [--port N] [--admin-port N] [--shutdown-delay D] [--config FILE]
 //
@@ -31,6 +33,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -49,10 +52,15 @@ func main() {
 	}
 
 	hostname, _ := os.Hostname()
+	failing := newErrorShare(os.Getenv("ERROR_SHARE"))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
+			return
+		}
+		if failing.next() {
+			http.Error(w, fmt.Sprintf("myapp test app %s on %s: failed on purpose", version, hostname), http.StatusInternalServerError)
 			return
 		}
 		_, _ = fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
@@ -114,6 +122,30 @@ func main() {
 	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
+}
+
+// errorShare fails a share of the requests, evenly: request n fails when the count of failures
+// due by n, floor(n × share), grows.
+type errorShare struct {
+	share float64
+	mu    sync.Mutex
+	n     int
+}
+
+// newErrorShare reads a share from 0 to 1; anything else fails nothing.
+func newErrorShare(v string) *errorShare {
+	share, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(share >= 0 && share <= 1) {
+		share = 0
+	}
+	return &errorShare{share: share}
+}
+
+func (e *errorShare) next() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	return int(float64(e.n)*e.share) > int(float64(e.n-1)*e.share)
 }
 
 func defaultPort() int { return envPort("PORT", 8080) }

@@ -1,16 +1,11 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,6 +15,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/testutil"
 	"github.com/example/myapp-operator/test/promquery"
+	"github.com/example/myapp-operator/test/promserver"
 )
 
 // operatorJob is the job the shipped ServiceMonitor scrapes the operator under (the name of its
@@ -44,11 +40,11 @@ var _ = Describe("Alerts on a real Prometheus", Ordered, Serial, func() {
 		By("starting Prometheus with the scraper account's token and the shipped rules")
 		bindClusterRole(ns, "prometheus", "metrics_reader_role.yaml")
 		prom := startPrometheus(promBin, addr, serviceAccountToken(ns, "prometheus"))
-		Eventually(prom.targetUp).WithArguments(operatorJob).WithTimeout(time.Minute).Should(BeTrue())
+		Eventually(prom.TargetUp).WithArguments(operatorJob).WithTimeout(time.Minute).Should(BeTrue())
 
 		By("refusing the scrape of a job without a token, as the endpoint refuses any such client")
-		Eventually(prom.lastError).WithArguments("no-token").Should(ContainSubstring("401"))
-		Expect(prom.targetUp(Default, "no-token")).To(BeFalse())
+		Eventually(prom.LastError).WithArguments("no-token").Should(ContainSubstring("401"))
+		Expect(prom.TargetUp(Default, "no-token")).To(BeFalse())
 
 		By("a MyApp whose image cannot be pulled: Stalled, and MyAppStalled fires for it")
 		newMyApp(ns, "broken", "example.com/unstartable:never", 1)
@@ -64,7 +60,7 @@ var _ = Describe("Alerts on a real Prometheus", Ordered, Serial, func() {
 		Expect(k8s.Create(ctx, release)).To(Succeed())
 		expectReady(ns, "release", 2)
 		updateMyApp(ns, "release", func(a *examplev1.MyApp) { a.Spec.Image = "nginx:1.28" })
-		Eventually(prom.query).WithArguments(fmt.Sprintf(`myapp_canary_phase{namespace=%q, name="release"} == 1`, ns)).
+		Eventually(prom.Query).WithArguments(fmt.Sprintf(`myapp_canary_phase{namespace=%q, name="release"} == 1`, ns)).
 			WithTimeout(time.Minute).Should(HaveLen(1))
 
 		By("every metric the dashboard and the rules use is one the operator serves")
@@ -79,30 +75,24 @@ var _ = Describe("Alerts on a real Prometheus", Ordered, Serial, func() {
 			ShouldNot(ContainElement(HaveKeyWithValue("name", "broken")))
 
 		By("deleting the MyApp: its series leave the operator's metrics")
-		Eventually(prom.query).WithArguments(fmt.Sprintf(`myapp_info{namespace=%q, name="broken"}`, ns)).Should(HaveLen(1))
+		Eventually(prom.Query).WithArguments(fmt.Sprintf(`myapp_info{namespace=%q, name="broken"}`, ns)).Should(HaveLen(1))
 		Expect(k8s.Delete(ctx, getMyApp(Default, ns, "broken"))).To(Succeed())
-		Eventually(prom.query).WithArguments(fmt.Sprintf(`{namespace=%q, name="broken", __name__=~"myapp_.*"}`, ns)).
+		Eventually(prom.Query).WithArguments(fmt.Sprintf(`{namespace=%q, name="broken", __name__=~"myapp_.*"}`, ns)).
 			WithTimeout(time.Minute).Should(BeEmpty())
 	})
 })
 
 // prometheus is a Prometheus server the test started, and its HTTP API.
-type prometheus struct {
-	*testutil.Process
-	api string
-}
+type prometheus struct{ *promserver.Server }
 
 // startPrometheus runs Prometheus on a free loopback port, scraping the operator's metrics at
 // addr every second as operatorJob (with token) and as no-token (without), and evaluating the
 // shipped rules every second with every `for:` shortened to 2 s.
 func startPrometheus(bin, addr, token string) *prometheus {
-	dir := GinkgoT().TempDir()
-	Expect(os.WriteFile(filepath.Join(dir, "token"), []byte(token), 0o600)).To(Succeed())
 	rules, err := os.ReadFile(filepath.Join("..", "..", "config", "prometheus", "rules", "myapp-operator.rules.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	shortened := regexp.MustCompile(`(?m)^(\s+for: )\d+m$`).ReplaceAll(rules, []byte("${1}2s"))
 	Expect(string(shortened)).NotTo(MatchRegexp(`for: \d+m`))
-	Expect(os.WriteFile(filepath.Join(dir, "rules.yaml"), shortened, 0o600)).To(Succeed())
 	config := fmt.Sprintf(`global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}
 rule_files: [rules.yaml]
 scrape_configs:
@@ -116,70 +106,10 @@ scrape_configs:
   tls_config: {insecure_skip_verify: true}
   static_configs: [{targets: [%q]}]
 `, operatorJob, addr, addr)
-	Expect(os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600)).To(Succeed())
 	listen, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
-	p, err := testutil.StartProcess("prometheus", filepath.Join(logDir, "e2e-prometheus.log"), bin, nil,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+listen, "--log.level=warn")
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		p.Signal(syscall.SIGTERM)
-		Eventually(p.Exited()).WithTimeout(30 * time.Second).Should(BeClosed())
-	})
-	GinkgoWriter.Printf("started prometheus (pid %d), log %s\n", p.Pid(), p.Log)
-	return &prometheus{Process: p, api: "http://" + listen + "/api/v1/"}
-}
-
-// get decodes the data of an API answer into out; it fails on any error, so that a helper
-// that cannot measure never reads as an empty answer.
-func (p *prometheus) get(g Gomega, path string, params url.Values, out any) {
-	resp, err := http.Get(p.api + path + "?" + params.Encode()) //nolint:gosec,noctx // the test's own loopback server
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = resp.Body.Close() }()
-	var answer struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Data   json.RawMessage `json:"data"`
-	}
-	g.Expect(json.NewDecoder(resp.Body).Decode(&answer)).To(Succeed())
-	g.Expect(answer.Status).To(Equal("success"), "%s: %s", path, answer.Error)
-	g.Expect(json.Unmarshal(answer.Data, out)).To(Succeed())
-}
-
-// targets lists the scrape targets of a job: health and last error.
-func (p *prometheus) targets(g Gomega, job string) []map[string]any {
-	var data struct {
-		Active []map[string]any `json:"activeTargets"`
-	}
-	p.get(g, "targets", url.Values{"state": {"active"}}, &data)
-	var out []map[string]any
-	for _, t := range data.Active {
-		if t["scrapePool"] == job {
-			out = append(out, t)
-		}
-	}
-	g.Expect(out).NotTo(BeEmpty(), "Prometheus has no target for job %s", job)
-	return out
-}
-
-func (p *prometheus) targetUp(g Gomega, job string) bool {
-	for _, t := range p.targets(g, job) {
-		if t["health"] != "up" {
-			return false
-		}
-	}
-	return true
-}
-
-func (p *prometheus) lastError(g Gomega, job string) string {
-	targets := p.targets(g, job)
-	errs := make([]string, 0, len(targets))
-	for _, t := range targets {
-		s, _ := t["lastError"].(string)
-		errs = append(errs, s)
-	}
-	return strings.Join(errs, "; ")
+	return &prometheus{promserver.Start(bin, filepath.Join(logDir, "e2e-prometheus.log"), listen, config,
+		map[string]string{"token": token, "rules.yaml": string(shortened)})}
 }
 
 // firing lists the labels of the alerts of that name that are firing.
@@ -190,7 +120,7 @@ func (p *prometheus) firing(g Gomega, name string) []map[string]string {
 			State  string            `json:"state"`
 		} `json:"alerts"`
 	}
-	p.get(g, "alerts", nil, &data)
+	p.Get(g, "alerts", nil, &data)
 	out := []map[string]string{}
 	for _, a := range data.Alerts {
 		if a.Labels["alertname"] == name && a.State == "firing" {
@@ -200,24 +130,9 @@ func (p *prometheus) firing(g Gomega, name string) []map[string]string {
 	return out
 }
 
-// query runs an instant query and returns the label sets of its result.
-func (p *prometheus) query(g Gomega, q string) []map[string]string {
-	var data struct {
-		Result []struct {
-			Metric map[string]string `json:"metric"`
-		} `json:"result"`
-	}
-	p.get(g, "query", url.Values{"query": {q}}, &data)
-	out := []map[string]string{}
-	for _, r := range data.Result {
-		out = append(out, r.Metric)
-	}
-	return out
-}
-
 // metricNames lists the names of the metrics Prometheus holds from a job.
 func (p *prometheus) metricNames(job string) []string {
-	series := p.query(Default, fmt.Sprintf(`count by (__name__) ({job=%q})`, job))
+	series := p.Query(Default, fmt.Sprintf(`count by (__name__) ({job=%q})`, job))
 	names := make([]string, 0, len(series))
 	for _, m := range series {
 		names = append(names, m["__name__"])

@@ -21,7 +21,7 @@ import (
 // The stories of a real edge share one container, in order: the first starts without the
 // Gateway API and installs it, the second uses it. A failure of one still runs the other.
 var _ = Describe("MyApps exposed through a real Gateway API and Ingress implementation (Traefik)", Ordered, ContinueOnFailure, Label("realnode", "expose"), func() {
-	BeforeAll(deployOperatorAgain)
+	BeforeAll(func() { deployOperatorAgain() })
 
 	const host = "shop.example.com"
 

@@ -247,8 +247,9 @@ var deployedManifests []byte
 
 // deployOperator applies config/default through a kustomization of its own that sets the
 // manager image and labels the operator's namespace to enforce the restricted level, as an
-// operator author deploying to a hardened cluster would.
-func deployOperator() {
+// operator author deploying to a hardened cluster would; managerArgs are added to the
+// manager's command line.
+func deployOperator(managerArgs ...string) {
 	configDefault, err := filepath.Abs(filepath.Join("..", "..", "config", "default"))
 	Expect(err).NotTo(HaveOccurred())
 	repo, tag, _ := strings.Cut(managerImage[strings.LastIndex(managerImage, "/")+1:], ":")
@@ -274,6 +275,16 @@ patches:
       path: /metadata/labels/pod-security.kubernetes.io~1enforce
       value: restricted
 `, base, newName, tag, operatorNamespace)
+	if len(managerArgs) > 0 {
+		// config/default holds one Deployment, the manager's.
+		kustomization += `- target:
+    kind: Deployment
+  patch: |-
+`
+		for _, arg := range managerArgs {
+			kustomization += fmt.Sprintf("    - {op: add, path: /spec/template/spec/containers/0/args/-, value: %q}\n", arg)
+		}
+	}
 	Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
 	var stderr bytes.Buffer
 	build := exec.Command(kustomizeBin, "build", dir)
@@ -281,6 +292,9 @@ patches:
 	manifests, err := build.Output()
 	Expect(err).NotTo(HaveOccurred(), "kustomize build: %s", stderr.String())
 	Expect(string(manifests)).To(ContainSubstring("image: " + managerImage))
+	for _, arg := range managerArgs {
+		Expect(string(manifests)).To(ContainSubstring(arg))
+	}
 
 	kubectl(manifests, "apply", "--server-side", "-f", "-")
 	deployedManifests = manifests
@@ -300,7 +314,7 @@ patches:
 // this one runs after it (Ginkgo shuffles top-level containers), which removes the kustomize
 // deployment, CRD included, for OLM: it waits until the CRD is gone rather than apply over one
 // being deleted.
-func deployOperatorAgain() {
+func deployOperatorAgain(managerArgs ...string) {
 	Eventually(func(g Gomega) {
 		crd := &metav1.PartialObjectMetadata{}
 		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
@@ -308,7 +322,7 @@ func deployOperatorAgain() {
 		g.Expect(client.IgnoreNotFound(err)).To(Succeed())
 		g.Expect(err == nil && crd.DeletionTimestamp != nil).To(BeFalse(), "the MyApp CRD is being deleted")
 	}).Should(Succeed())
-	deployOperator()
+	deployOperator(managerArgs...)
 }
 
 // kubectlPath is the kubectl built for the cluster, E2E_KUBECTL.

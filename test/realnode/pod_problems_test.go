@@ -22,7 +22,7 @@ import (
 // container (CreateContainerConfigError). The operator reads that from the pods, never from
 // the Secrets, and says it on the MyApp.
 var _ = Describe("MyApps whose pods a real kubelet cannot start", Ordered, Label("realnode", "pod-problems"), func() {
-	BeforeAll(deployOperatorAgain)
+	BeforeAll(func() { deployOperatorAgain() })
 
 	It("reports a missing Secret and a missing ConfigMap with the kubelet's reason, one event each, recovers once they exist, while a neighbour reconciles on", func() {
 		ns := newNamespace()

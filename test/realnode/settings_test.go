@@ -16,7 +16,7 @@ import (
 )
 
 var _ = Describe("A MyApp's settings on a real node", Ordered, Label("realnode", "settings"), func() {
-	BeforeAll(deployOperatorAgain)
+	BeforeAll(func() { deployOperatorAgain() })
 
 	It("gives the pods env from a ConfigMap and a Secret, pod fields and resources, config files and a writable /tmp on a read-only root, no API token; a new file rolls out with a preStop sleep and drops no request", func() {
 		ns := newNamespace()

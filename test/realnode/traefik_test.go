@@ -47,6 +47,10 @@ func traefikManifests(gatewayAPI bool) string {
 		// An access log of the 5xx answers only: what an edge story prints when a request
 		// failed (router, service, backend address and the backend's own status).
 		"--accesslog=true", "--accesslog.format=json", "--accesslog.filters.statuscodes=500-599",
+		// Per-service request metrics on the traefik entry point's /metrics, which the canary
+		// stories' Prometheus scrapes through the Service's metrics port.
+		"--metrics.prometheus=true", "--metrics.prometheus.entryPoint=traefik",
+		"--metrics.prometheus.addServicesLabels=true",
 	}
 	if gatewayAPI {
 		args = append(args, "--providers.kubernetesgateway=true")
@@ -152,6 +156,7 @@ spec:
   selector: {app: traefik}
   ports:
   - {name: web, port: %[4]d, targetPort: web}
+  - {name: metrics, port: 8080, targetPort: ping}
 `, traefikNamespace, image, `"`+strings.Join(args, `", "`)+`"`, traefikWebPort)
 }
 
@@ -165,6 +170,13 @@ func deployTraefik(gatewayAPI bool) {
 		g.Expect(k8s.List(ctx, pods, client.InNamespace(traefikNamespace))).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(1), "the pod of Traefik's previous template is still there")
 	}).Should(Succeed())
+}
+
+// traefikMetricsAddress is where Traefik serves its metrics, through its Service: host:port.
+func traefikMetricsAddress() string {
+	svc := &corev1.Service{}
+	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: traefikNamespace, Name: "traefik"}, svc)).To(Succeed())
+	return fmt.Sprintf("%s:8080", svc.Spec.ClusterIP)
 }
 
 // traefikURL is the address of Traefik's web entry point, through its Service.

@@ -32,6 +32,15 @@ type Stream struct {
 	lastOK     time.Time
 	longestGap time.Duration // the longest time without a successful answer
 	failures   []string      // the first few, for the report
+	answers    []Answer      // every answer, failed or not, in the order they came
+}
+
+// Answer is one request's outcome: when it was answered (or failed) and the first line of a
+// 200 answer's body, which names the version of the app that answered.
+type Answer struct {
+	At     time.Time
+	Line   string
+	Failed bool
 }
 
 // Report is what a stream saw.
@@ -43,6 +52,25 @@ type Report struct {
 	// end of the story was not covered.
 	Truncated bool
 	Failures  []string
+	// Answers are every request's outcome.
+	Answers []Answer
+}
+
+// Between is what the report's requests answered from from to to: how many got a 200 whose
+// first line starts with prefix, how many another 200, and how many failed.
+func (r Report) Between(from, to time.Time, prefix string) (matched, other, failed int) {
+	for _, a := range r.Answers {
+		switch {
+		case a.At.Before(from) || a.At.After(to):
+		case a.Failed:
+			failed++
+		case strings.HasPrefix(a.Line, prefix):
+			matched++
+		default:
+			other++
+		}
+	}
+	return matched, other, failed
 }
 
 func (r Report) String() string {
@@ -98,41 +126,49 @@ func (t *Stream) run() {
 		t.inFlight.Add(1)
 		go func() {
 			defer t.inFlight.Done()
-			t.record(t.get())
+			t.record(answer(t.url, t.host))
 		}()
 	}
 }
-
-func (t *Stream) get() error { return GetHost(t.url, t.host) }
 
 // Get asks url once, on a new connection, and fails unless the answer is a 200 read whole.
 func Get(url string) error { return GetHost(url, "") }
 
 // GetHost is Get with host as the Host header; empty, the URL's host is sent.
 func GetHost(url, host string) error {
+	_, err := answer(url, host)
+	return err
+}
+
+// answer asks url once with host as the Host header and returns the first line of a 200
+// answer read whole.
+func answer(url, host string) (string, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return "", err
 	}
 	req.Host = host
 	resp, err := trafficClient.Do(req)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if _, err := io.ReadAll(resp.Body); err != nil {
-		return err
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	return nil
+	line, _, _ := strings.Cut(string(body), "\n")
+	return line, nil
 }
 
-func (t *Stream) record(err error) {
+func (t *Stream) record(line string, err error) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.answers = append(t.answers, Answer{At: now, Line: line, Failed: err != nil})
 	if err != nil {
 		t.failed++
 		if len(t.failures) < 5 {
@@ -157,6 +193,13 @@ func (t *Stream) Stop() Report {
 	t.stopOnce.Do(func() { close(t.stopped) })
 	<-t.done
 	t.inFlight.Wait()
+	r := t.Report()
+	r.Truncated = truncated
+	return r
+}
+
+// Report is what the stream saw so far; it goes on.
+func (t *Stream) Report() Report {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	// The time since the last answer counts too: a stream that ends in silence had a gap.
@@ -168,6 +211,6 @@ func (t *Stream) Stop() Report {
 	if t.host != "" {
 		target += " (Host: " + t.host + ")"
 	}
-	return Report{URL: target, Sent: t.sent, Failed: t.failed, LongestGap: gap, Truncated: truncated,
-		Failures: append([]string(nil), t.failures...)}
+	return Report{URL: target, Sent: t.sent, Failed: t.failed, LongestGap: gap,
+		Failures: append([]string(nil), t.failures...), Answers: append([]Answer(nil), t.answers...)}
 }
