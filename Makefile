@@ -825,8 +825,8 @@ endef
 REALNODE_FLAGS ?=
 .PHONY: test-realnode
 TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb \
-	$(OPM) $(TRAEFIK) $(UNTAR)
-test-realnode: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, operator-sdk scorecard and run bundle.
+	$(OPM) $(TRAEFIK) $(UNTAR) $(PROMETHEUS_BIN)/prometheus
+test-realnode: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, canary releases through Traefik judged by Prometheus, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
 .PHONY: realnode-run
@@ -844,7 +844,7 @@ realnode-run:
 	tls=$$($(LOCALCLUSTER) registry-tls); \
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
-		E2E_TRAEFIK_IMAGE=$$reg/traefik:$(TRAEFIK_VERSION) \
+		E2E_TRAEFIK_IMAGE=$$reg/traefik:$(TRAEFIK_VERSION) E2E_PROMETHEUS=$(PROMETHEUS_BIN)/prometheus \
 		E2E_GATEWAY_API_CRDS="$$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/standard" \
 		E2E_OPERATOR_SDK=$(OPERATOR_SDK) E2E_SCORECARD_IMAGE=$$reg/scorecard-test:$(OPERATOR_SDK_VERSION) \
 		E2E_UNTAR_IMAGE=$$reg/scorecard-untar:local \
