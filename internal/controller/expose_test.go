@@ -116,11 +116,11 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		// The Gateways' and GatewayClasses' first: the operator reads them once it finds HTTPRoutes.
 		dir := filepath.Dir(crd)
-		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{ErrorIfPathMissing: true, Paths: []string{
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{ErrorIfPathMissing: true, MaxTime: crdServedWithin, Paths: []string{
 			filepath.Join(dir, "gateway.networking.k8s.io_gatewayclasses.yaml"), filepath.Join(dir, "gateway.networking.k8s.io_gateways.yaml")}})
 		Expect(err).NotTo(HaveOccurred())
 		createGateway(ns, "public", gatewayController)
-		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true})
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true, MaxTime: crdServedWithin})
 		Expect(err).NotTo(HaveOccurred())
 		// The operator looks again within gatewayAPILookInterval; nothing about the MyApp changes.
 		Eventually(func(g Gomega) {
@@ -563,7 +563,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		By("removing the HTTPRoute CRD, with the operator running")
 		path, err := testutil.HTTPRouteCRD()
 		Expect(err).NotTo(HaveOccurred())
-		crds := envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true}
+		crds := envtest.CRDInstallOptions{Paths: []string{path}, ErrorIfPathMissing: true, MaxTime: crdServedWithin}
 		Expect(envtest.UninstallCRDs(cfg, crds)).To(Succeed())
 		// The later stories and containers expect the CRD back, even if this one fails.
 		DeferCleanup(func() error {
@@ -592,6 +592,11 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 	})
 })
+
+// crdServedWithin is how long the stories wait for a CRD they install to be served (envtest's
+// default is 10 s): under make test-all both cores are busy, and the API server took longer to
+// serve the Gateway API's CRDs in a fresh-clone run.
+const crdServedWithin = time.Minute
 
 // The controllers of the stories' Gateway's class, and another implementation's.
 const (
