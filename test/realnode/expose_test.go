@@ -32,9 +32,11 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		app := &examplev1.MyApp{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 			Spec: examplev1.MyAppSpec{Image: v1, Replicas: ptr.To[int32](2), Port: ptr.To[int32](appPort),
-				// The edge drops a pod from its endpoints before the pod stops.
+				// The edge drops a pod from its endpoints before the pod stops: Traefik sent
+				// requests to an old pod more than 5 s after its deletion in a fresh-clone run
+				// (docs/reliability.md, "Flakes found in fresh-clone runs").
 				TerminationGracePeriodSeconds: ptr.To[int64](20),
-				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 5}}},
+				Lifecycle:                     &examplev1.Lifecycle{PreStop: &examplev1.LifecycleHandler{Sleep: &examplev1.SleepAction{Seconds: 10}}},
 				Expose:                        &examplev1.Expose{Hosts: []examplev1.Hostname{host}},
 			},
 		}
