@@ -172,18 +172,18 @@ func deployTraefik(gatewayAPI bool) {
 	}).Should(Succeed())
 }
 
-// traefikMetricsAddress is where Traefik serves its metrics, through its Service: host:port.
-func traefikMetricsAddress() string {
-	svc := &corev1.Service{}
-	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: traefikNamespace, Name: "traefik"}, svc)).To(Succeed())
-	return fmt.Sprintf("%s:8080", svc.Spec.ClusterIP)
-}
+// traefikMetricsAddress is where Traefik serves its metrics (its traefik entry point, port
+// 8080), through its Service: host:port.
+func traefikMetricsAddress() string { return fmt.Sprintf("%s:8080", traefikClusterIP()) }
 
 // traefikURL is the address of Traefik's web entry point, through its Service.
-func traefikURL() string {
+func traefikURL() string { return fmt.Sprintf("http://%s:%d/", traefikClusterIP(), traefikWebPort) }
+
+// traefikClusterIP is the cluster IP of Traefik's Service.
+func traefikClusterIP() string {
 	svc := &corev1.Service{}
 	Expect(k8s.Get(ctx, types.NamespacedName{Namespace: traefikNamespace, Name: "traefik"}, svc)).To(Succeed())
-	return fmt.Sprintf("http://%s:%d/", svc.Spec.ClusterIP, traefikWebPort)
+	return svc.Spec.ClusterIP
 }
 
 // gatewayAPICRDs is the folder of the Gateway API's CRDs (standard channel) of the version
