@@ -129,6 +129,11 @@ type CanaryFacts struct {
 	// CanaryReady says that the canary Deployment observed Record.Template and runs the pods
 	// Record.Size asks for, available.
 	CanaryReady bool
+	// CanaryListed says that the canary Service's EndpointSlices list those pods ready: the
+	// Gateway sends a share to the endpoints its controller reads there, and an available pod
+	// the slices do not list yet takes no request (the edge answers 503). Without a Gateway
+	// the Service is kube-proxy's alone and the share is the pods': it holds with CanaryReady.
+	CanaryListed bool
 	// CanaryFailure is the canary Deployment's failure once due, by Judge's rules (its pods'
 	// problems past the grace, or its progress deadline, which carries the canary's deadline
 	// to become available), or nil.
@@ -137,8 +142,8 @@ type CanaryFacts struct {
 	// accepted it; without a Gateway, that CanaryReady holds.
 	WeightInForce bool
 	// StableServed says that the stable pods' Service selects the pods of readyTemplate, as
-	// stored: a promotion gives the stable pods the requests back only once it does. Without a
-	// Gateway there is no such Service, and it holds.
+	// stored, and its EndpointSlices list them ready: a promotion gives the stable pods the
+	// requests back only once they do. Without a Gateway there is no such Service, and it holds.
 	StableServed bool
 	// Analysis is the metric checks' outcome for the record's template, and AnalysisMessage
 	// names the check and its last value. The checks are measured only while the canary has
@@ -320,8 +325,8 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 			// The canary is sized for the step's weight first.
 			next.Size = step.Weight
 		case step.Weight > 0 && next.Weight != step.Weight:
-			// The weight moves only once the canary's pods for it serve.
-			if f.CanaryReady {
+			// The weight moves only once the canary's pods for it serve, listed by its Service.
+			if f.CanaryReady && f.CanaryListed {
 				next.Weight = step.Weight
 			}
 		case step.Weight > 0:
@@ -339,7 +344,7 @@ func advance(next *CanaryRecord, f CanaryFacts) {
 			// The canary is sized as the stable Deployment first.
 			next.Size = 100
 		case next.Weight != 100:
-			if f.CanaryReady {
+			if f.CanaryReady && f.CanaryListed {
 				next.Weight = 100
 			}
 		case !next.StableMoved:

@@ -40,7 +40,7 @@ func TestCanary(t *testing.T) {
 			&CanaryRecord{Template: "v2", Stable: "v1", Phase: CanaryProgressing, StepStarted: now}},
 		{"the spec's template unknown: the record stays", facts(func(f *CanaryFacts) {
 			f.Spec.Template, f.Record = "", rec(2, 5, CanaryProgressing, time.Hour)
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 		}), rec(2, 5, CanaryProgressing, time.Hour)},
 		{"the spec's template unknown: failing pods still abort", facts(func(f *CanaryFacts) {
 			f.Spec.Template, f.Record, f.CanaryFailure = "", rec(2, 50, CanaryProgressing, time.Hour), &Failure{Reason: examplev1.ReasonProgressDeadlineExceeded}
@@ -52,17 +52,32 @@ func TestCanary(t *testing.T) {
 		{"a weight waits for the canary's pods", facts(func(f *CanaryFacts) { f.Record = sized(rec(0, 0, CanaryProgressing, time.Second), 5) }),
 			sized(rec(0, 0, CanaryProgressing, time.Second), 5)},
 		{"a weight is recorded once the canary's pods for it serve", facts(func(f *CanaryFacts) {
-			f.Record, f.CanaryReady = sized(rec(0, 0, CanaryProgressing, time.Second), 5), true
+			f.Record, f.CanaryReady, f.CanaryListed = sized(rec(0, 0, CanaryProgressing, time.Second), 5), true, true
 		}), rec(0, 5, CanaryProgressing, time.Second)},
-		{"a recorded weight not yet in force waits", facts(func(f *CanaryFacts) { f.Record = rec(0, 5, CanaryProgressing, time.Second); f.CanaryReady = true }),
+		{"a weight waits for the canary Service to list its pods", facts(func(f *CanaryFacts) {
+			f.Record, f.CanaryReady = sized(rec(0, 0, CanaryProgressing, time.Second), 5), true
+		}), sized(rec(0, 0, CanaryProgressing, time.Second), 5)},
+		{"promoting: every request to the canary only once its Service lists the pods", facts(func(f *CanaryFacts) {
+			f.Record, f.CanaryReady = sized(rec(4, 50, CanaryPromoting, time.Second), 100), true
+		}), sized(rec(4, 50, CanaryPromoting, time.Second), 100)},
+		{"a recorded weight not yet in force waits", facts(func(f *CanaryFacts) {
+			f.Record = rec(0, 5, CanaryProgressing, time.Second)
+			f.CanaryReady, f.CanaryListed = true, true
+		}),
 			rec(0, 5, CanaryProgressing, time.Second)},
 		{"a weight in force passes its step", facts(func(f *CanaryFacts) {
 			f.Record = rec(0, 5, CanaryProgressing, time.Second)
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 		}), rec(1, 5, CanaryProgressing, 0)},
-		{"a pause waits its duration", facts(func(f *CanaryFacts) { f.Record = rec(1, 5, CanaryProgressing, time.Minute); f.CanaryReady = true }),
+		{"a pause waits its duration", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryProgressing, time.Minute)
+			f.CanaryReady, f.CanaryListed = true, true
+		}),
 			rec(1, 5, CanaryProgressing, time.Minute)},
-		{"a pause passes after its duration", facts(func(f *CanaryFacts) { f.Record = rec(1, 5, CanaryProgressing, 2*time.Minute); f.CanaryReady = true }),
+		{"a pause passes after its duration", facts(func(f *CanaryFacts) {
+			f.Record = rec(1, 5, CanaryProgressing, 2*time.Minute)
+			f.CanaryReady, f.CanaryListed = true, true
+		}),
 			rec(2, 5, CanaryProgressing, 0)},
 		{"a pause without a duration waits for the user", facts(func(f *CanaryFacts) { f.Record = rec(3, 50, CanaryProgressing, time.Minute) }),
 			rec(3, 50, CanaryPaused, time.Minute)},
@@ -90,33 +105,33 @@ func TestCanary(t *testing.T) {
 		}), with(sized(rec(1, 5, CanaryPromoting, 0), 100), func(r *CanaryRecord) { r.Control = "go" })},
 		{"promoting: the canary sized as the stable Deployment first", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 50, CanaryPromoting, time.Second)
-			f.CanaryReady = true
+			f.CanaryReady, f.CanaryListed = true, true
 		}), sized(rec(4, 50, CanaryPromoting, time.Second), 100)},
 		{"promoting: every request to the canary once it runs the stable's pods", facts(func(f *CanaryFacts) {
 			f.Record = sized(rec(4, 50, CanaryPromoting, time.Second), 100)
-			f.CanaryReady = true
+			f.CanaryReady, f.CanaryListed = true, true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"promoting: a weight of 100 not yet in force keeps the stable Deployment where it is", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
-			f.CanaryReady = true
+			f.CanaryReady, f.CanaryListed = true, true
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"promoting: the stable Deployment moves once every request goes to the canary", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
 		{"promoting: waits for the stable Deployment to complete the template and readyTemplate to name it", facts(func(f *CanaryFacts) {
 			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
 		{"promoted: every request back to the stable Deployment, now on the template", facts(func(f *CanaryFacts) {
 			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
 			f.ReadyTemplate = "v2"
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 		}), moved(sized(rec(4, 0, CanaryFinishing, 0), 100))},
 		{"promoted: waits for the stable pods' Service to select the template", facts(func(f *CanaryFacts) {
 			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
 			f.ReadyTemplate = "v2"
-			f.CanaryReady, f.WeightInForce, f.StableServed = true, true, false
+			f.CanaryReady, f.CanaryListed, f.WeightInForce, f.StableServed = true, true, true, false
 		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
 		{"a promotion the stable Deployment completed is not aborted", facts(func(f *CanaryFacts) {
 			f.Record = rec(4, 100, CanaryPromoting, time.Second)
@@ -125,7 +140,7 @@ func TestCanary(t *testing.T) {
 		}), rec(4, 100, CanaryPromoting, time.Second)},
 		{"a check is not read while the canary has no weight", facts(func(f *CanaryFacts) {
 			f.Record = sized(rec(0, 0, CanaryProgressing, time.Second), 5)
-			f.CanaryReady, f.Analysis = true, AnalysisInconclusive
+			f.CanaryReady, f.CanaryListed, f.Analysis = true, true, AnalysisInconclusive
 		}), rec(0, 5, CanaryProgressing, time.Second)},
 		{"finishing waits for its weight of 0 in force", facts(func(f *CanaryFacts) {
 			f.Record = sized(rec(4, 0, CanaryFinishing, time.Second), 100)
@@ -159,7 +174,7 @@ func TestCanary(t *testing.T) {
 		})},
 		{"an aborted canary keeps its pods until its weight of 0 is in force", facts(func(f *CanaryFacts) {
 			f.Record = sized(rec(2, 0, CanaryAborted, time.Second), 50)
-			f.CanaryReady = true
+			f.CanaryReady, f.CanaryListed = true, true
 		}), sized(rec(2, 0, CanaryAborted, time.Second), 50)},
 		{"an aborted canary's pods go once its weight of 0 is in force", facts(func(f *CanaryFacts) {
 			f.Record = sized(rec(2, 0, CanaryAborted, time.Second), 50)
@@ -167,7 +182,7 @@ func TestCanary(t *testing.T) {
 		}), rec(2, 0, CanaryAborted, time.Second)},
 		{"an aborted canary holds", facts(func(f *CanaryFacts) {
 			f.Record = rec(2, 0, CanaryAborted, time.Hour)
-			f.CanaryReady, f.WeightInForce = true, true
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
 			f.Control, f.Token = ControlResume, "again"
 		}), rec(2, 0, CanaryAborted, time.Hour)},
 		{"a new reconcile request starts an aborted canary again", facts(func(f *CanaryFacts) {
@@ -240,7 +255,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			now = now.Add(time.Duration(r.IntN(90)) * time.Second)
 			f := CanaryFacts{Spec: Spec{Template: []string{"v2", "v2", "v2", "v3", "v1", ""}[r.IntN(6)], Request: []string{"", "", "again"}[r.IntN(3)]},
 				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
-				CanaryReady: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableServed: r.IntN(3) > 0,
+				CanaryReady: r.IntN(3) > 0, CanaryListed: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableServed: r.IntN(3) > 0,
 				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
 			if r.IntN(10) == 0 {
 				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
@@ -307,6 +322,8 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("the stable Deployment moved to the canary's template while the stable pods may take requests (%+v)", *next)
 	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
+	case next.Weight > rec.Weight && !f.CanaryListed:
+		return fmt.Sprintf("the weight rose to %d before the canary Service listed its pods", next.Weight)
 	case next.Weight > rec.Weight && next.Weight > rec.Size:
 		return fmt.Sprintf("the weight rose to %d before the canary was sized for it (%d)", next.Weight, rec.Size)
 	case next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce) && !rec.StableMoved:
