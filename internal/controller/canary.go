@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -206,12 +207,12 @@ func (r *MyAppReconciler) keepStable(ctx context.Context, app *examplev1.MyApp, 
 func (r *MyAppReconciler) canaryJudges(ctx context.Context, app *examplev1.MyApp, look *canaryLook,
 	tallies map[string]analysis.Tally, f *rollout.CanaryFacts, out *outcome) (map[string]analysis.Tally, error) {
 	prev, plan := look.record, look.plan
-	retry, err := r.canaryPodFacts(ctx, app, prev, look.stableReplicas, f)
+	retry, current, err := r.canaryPodFacts(ctx, app, prev, look.stableReplicas, f)
 	if err != nil {
 		return tallies, err
 	}
 	out.retryWithin(retry)
-	if err := r.routeFacts(ctx, app, prev, f); err != nil {
+	if err := r.routeFacts(ctx, app, prev, current, desired.CanaryReplicas(look.stableReplicas, prev.Size), f); err != nil {
 		return tallies, err
 	}
 	tallies, due := r.measure(ctx, app, plan, prev, tallies, f.Now)
@@ -261,42 +262,55 @@ func stableReplicas(intent *appsv1ac.DeploymentApplyConfiguration, cached *appsv
 
 // canaryPodFacts reads the canary Deployment for the step machine: whether it runs the pods
 // the recorded size asks for, available, and the failure of its pods once due. retry is how
-// soon a problem within its grace becomes due.
+// soon a problem within its grace becomes due; current is the pod-template-hash of the canary
+// Deployment's current ReplicaSet, "" while it is not known.
 func (r *MyAppReconciler) canaryPodFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, stable int32,
-	f *rollout.CanaryFacts) (retry time.Duration, err error) {
+	f *rollout.CanaryFacts) (retry time.Duration, current string, err error) {
 	d := &appsv1.Deployment{}
 	found, err := r.cachedChild(ctx, app, desired.CanaryName(app), d)
 	if err != nil || !found || r.pods == nil || !r.replicaSetsSynced(ctx) {
-		return 0, err
+		return 0, "", err
 	}
 	sets, _, err := r.replicaSetsOf(ctx, app)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	facts := r.canaryFacts(d, sets, rec)
 	// The volume sources a template waits for are the stable Deployment's to report; a canary
 	// whose pods wait for one fails at its deadline to become available.
 	if facts.Problems, err = r.rolloutProblems(ctx, app, d, ""); err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	f.CanaryReady, f.CanaryFailure, retry = rollout.CanaryPods(facts, desired.CanaryReplicas(stable, rec.Size))
 	if f.CanaryFailure != nil && f.CanaryFailure.Problem != nil {
 		f.CanaryFailure.Problem.Message = truncate(f.CanaryFailure.Problem.Message, 1024)
 	}
-	return retry, nil
+	return retry, facts.Deployment.Current, nil
 }
 
-// confirmRise is next, or prev when next raises the weight and the canary Deployment read
-// from the API server does not serve: a weight rises on the canary's pods serving as cached,
-// and a cache that lags can show an older canary Deployment that served while the stored one
-// asks for fewer pods. The rise is confirmed with the API server, as a rollback is.
+// confirmRise is next, or prev when next moves requests to pods the API server does not show
+// serving: a weight that rises (the canary Deployment must run its pods available, and the
+// canary Service's EndpointSlices list them), and a promotion that gives the stable pods the
+// requests back (their Service's EndpointSlices list them). Those facts are read from caches,
+// and a cache that lags can show an older state that served: a canary Deployment that ran more
+// pods, slices that listed pods of the same template from an earlier canary of it. A move is
+// confirmed with the API server, as a rollback is.
 func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp, prev, next *rollout.CanaryRecord,
 	stable int32, out *outcome) (*rollout.CanaryRecord, error) {
-	if prev == nil || next == nil || next.Weight <= prev.Weight {
+	if prev == nil || next == nil {
 		return next, nil
 	}
-	ready, err := r.canaryServesLive(ctx, app, prev, stable)
-	if err != nil || ready {
+	var serves bool
+	var err error
+	switch {
+	case next.Weight > prev.Weight:
+		serves, err = r.canaryServesLive(ctx, app, prev, stable)
+	case next.Phase == rollout.CanaryFinishing && prev.Phase != rollout.CanaryFinishing:
+		serves, err = r.listsLive(ctx, app, desired.StableName(app), app.Status.ReadyTemplate, 1)
+	default:
+		return next, nil
+	}
+	if err != nil || serves {
 		return next, err
 	}
 	out.retryWithin(statusConflictRetry)
@@ -304,7 +318,9 @@ func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp,
 }
 
 // canaryServesLive reads the canary Deployment from the API server and tells whether it runs,
-// available, the pods the recorded size asks for, of the template under test.
+// available, the pods the recorded size asks for, of the template under test, and, where a
+// Gateway sends the canary its share, whether the canary Service's EndpointSlices as stored
+// list them.
 func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, stable int32) (bool, error) {
 	d := &appsv1.Deployment{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: desired.CanaryName(app)}, d); err != nil {
@@ -317,8 +333,22 @@ func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.M
 	if err != nil {
 		return false, err
 	}
-	ready, _, _ := rollout.CanaryPods(r.canaryFacts(d, sets, rec), desired.CanaryReplicas(stable, rec.Size))
-	return ready, nil
+	facts := r.canaryFacts(d, sets, rec)
+	want := desired.CanaryReplicas(stable, rec.Size)
+	if ready, _, _ := rollout.CanaryPods(facts, want); !ready {
+		return false, nil
+	}
+	if want := desired.ExposureOf(app, r.ExposeDefaults); !want.Route || !r.gateway.isServed() {
+		return true, nil
+	}
+	return r.listsLive(ctx, app, desired.CanaryName(app), facts.Deployment.Current, want)
+}
+
+// listsLive tells whether the Service's EndpointSlices, read from the API server, list every
+// ready pod of the template hash, and at least least of them (listing.servesAll).
+func (r *MyAppReconciler) listsLive(ctx context.Context, app *examplev1.MyApp, service, hash string, least int32) (bool, error) {
+	l, known, err := r.serviceListing(ctx, r.APIReader, app, service, hash)
+	return known && l.servesAll(least), err
 }
 
 // canaryFacts are the canary Deployment d's facts for the step machine (rollout.CanaryPods),
@@ -331,24 +361,40 @@ func (r *MyAppReconciler) canaryFacts(d *appsv1.Deployment, sets []metav1.Partia
 	}
 }
 
-// routeFacts reads whether the recorded weight is in force, and whether the stable pods'
-// Service selects readyTemplate's pods: through a Gateway, from the HTTPRoute and the Service as
-// stored and the Gateway's controller's word on the route's generation; without one, the share
-// is the canary's pods among the MyApp's, in force once they are ready (a weight of 0 always
-// is: no route sends them anything).
-func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, f *rollout.CanaryFacts) error {
+// routeFacts reads whether the recorded weight is in force, whether the canary Service lists
+// the canary's pods (current, the canary Deployment's template; wantPods, the recorded size's)
+// and whether the stable pods' Service selects and lists readyTemplate's pods: through a
+// Gateway, from the HTTPRoute, the Services and their EndpointSlices as stored and the
+// Gateway's controller's word on the route's generation; without one, the share is the
+// canary's pods among the MyApp's, in force once they are ready (a weight of 0 always is: no
+// route sends them anything).
+func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, current string, wantPods int32,
+	f *rollout.CanaryFacts) error {
 	want := desired.ExposureOf(app, r.ExposeDefaults)
 	if !want.Route || !r.gateway.isServed() {
-		f.WeightInForce, f.StableServed = rec.Weight == 0 || f.CanaryReady, true
+		f.WeightInForce, f.StableServed, f.CanaryListed = rec.Weight == 0 || f.CanaryReady, true, f.CanaryReady
 		return nil
+	}
+	if f.CanaryReady {
+		canary, _, err := r.serviceListing(ctx, r.pods, app, desired.CanaryName(app), current)
+		if err != nil {
+			return err
+		}
+		f.CanaryListed = canary.servesAll(wantPods)
 	}
 	svc := &corev1.Service{}
 	found, err := r.cachedChild(ctx, app, desired.StableName(app), svc)
 	if err != nil {
 		return err
 	}
-	f.StableServed = found && app.Status.ReadyTemplate != "" &&
-		svc.Spec.Selector[appsv1.DefaultDeploymentUniqueLabelKey] == app.Status.ReadyTemplate
+	if f.StableServed = found && app.Status.ReadyTemplate != "" &&
+		svc.Spec.Selector[appsv1.DefaultDeploymentUniqueLabelKey] == app.Status.ReadyTemplate; f.StableServed {
+		stable, _, err := r.serviceListing(ctx, r.pods, app, desired.StableName(app), app.Status.ReadyTemplate)
+		if err != nil {
+			return err
+		}
+		f.StableServed = stable.servesAll(1)
+	}
 	route := &gatewayv1.HTTPRoute{}
 	if found, err = r.readChild(ctx, r.routes, app, app.Name, route); err != nil || !found {
 		return err
@@ -659,7 +705,32 @@ func (r *MyAppReconciler) reconcileCanaryServices(ctx context.Context, app *exam
 	if err != nil || cerr != nil {
 		return nil, false
 	}
-	return look.record, true
+	split, err = r.routeSplits(ctx, app)
+	out.add(r, app, obs, err)
+	return look.record, split
+}
+
+// routeSplits says whether the route is to split between the canary's Services: once it does
+// as stored, and before that once the stable pods' Service lists every ready pod of
+// readyTemplate, and at least one (the MyApp's Service may send to pods of another template
+// while readyTemplate's are gone), read from the API server as a move of
+// requests is (confirmRise). A route that split stays split: the stable pods' Service keeps
+// selecting them.
+func (r *MyAppReconciler) routeSplits(ctx context.Context, app *examplev1.MyApp) (bool, error) {
+	route := &gatewayv1.HTTPRoute{}
+	found, err := r.readChild(ctx, r.routes, app, app.Name, route)
+	var notOwned *notOwnedError
+	var predecessor *predecessorError
+	switch {
+	case errors.As(err, &notOwned) || errors.As(err, &predecessor):
+		return false, nil // the route's apply says so
+	case err != nil:
+		return false, err
+	}
+	if _, _, split := routeWeights(route, desired.StableName(app), desired.CanaryName(app)); found && split {
+		return true, nil
+	}
+	return r.listsLive(ctx, app, desired.StableName(app), app.Status.ReadyTemplate, 1)
 }
 
 // deleteCanaryServices deletes the canary's Services a MyApp no longer splits its route with.

@@ -18,8 +18,9 @@ import (
 // over a simulated cluster, one seed a random walk: the deployment controller for the stable
 // and the canary Deployments, a Gateway's controller that programs the route's weights late,
 // caches that lag behind the store, users who push templates (good ones, one whose pods crash,
-// one that fails its metric check), send manual controls and reconcile requests, and manager
-// restarts between any two of the operator's writes. The look of the model is the controller's
+// one that fails its metric check), send manual controls and reconcile requests, an
+// EndpointSlice controller that lists the Services' pods late, and manager restarts between
+// any two of the operator's writes. The look of the model is the controller's
 // (canaryBefore, holdRecorded, applyCanary, reconcileCanaryServices and Reconcile's
 // cacheCurrent) built from the same pieces: rollout.Canary, the status round trip, stableKept,
 // the route's tag (routeCarries) and desired.CanaryReplicas. It must change with them.
@@ -34,7 +35,11 @@ import (
 //     a weight, the canary Deployment as stored asks for pods;
 //  3. an aborted canary gets no share: no route write gives the canary a weight while the
 //     stored record is aborted, and a stored abort has weight 0;
-//  4. the recorded weight never exceeds the recorded size.
+//  4. the recorded weight never exceeds the recorded size;
+//  5. the Gateway never sends a share to a Service whose EndpointSlices list no pod: while
+//     it sends the canary a weight, the canary Service lists pods; while the route splits and
+//     sends the stable pods a share, their Service lists pods (but for an abort after a
+//     promotion moved the stable pods, docs/design/canary.md "Not built yet").
 //
 // `go test ./internal/controller -run TestCanaryModel` walks the fixed seeds; -canary.seeds
 // and -canary.steps walk more, -canary.seed one, with -v its trace.
@@ -59,7 +64,7 @@ func TestCanaryModel(t *testing.T) {
 
 var (
 	canarySeeds = flag.Int("canary.seeds", 300, "how many seeds TestCanaryModel walks")
-	canarySteps = flag.Int("canary.steps", 5000, "how many steps each walk takes")
+	canarySteps = flag.Int("canary.steps", 7000, "how many steps each walk takes")
 	canarySeed  = flag.Uint64("canary.seed", 0, "walk only this seed")
 )
 
@@ -98,6 +103,12 @@ type modelDeployment struct {
 	available int32
 }
 
+// modelListing is what a Service's EndpointSlices list: n ready pods of template.
+type modelListing struct {
+	template string
+	n        int32
+}
+
 // modelRoute is the HTTPRoute as stored, and the Gateway's word on it.
 type modelRoute struct {
 	generation int
@@ -115,11 +126,17 @@ type canaryWorld struct {
 	stable, canary modelDeployment
 	route          modelRoute
 	programmed     int32 // the canary's weight the Gateway sends
+	// what the EndpointSlices of the canary's and the stable pods' Services list
+	canaryListed, stableListed modelListing
+	abortedMoved               bool // an abort after a promotion moved the stable pods, until they run readyTemplate and are listed again
 
 	// the operator's caches, each a copy of the store at some earlier step
 	appCache                 modelApp
 	stableCache, canaryCache modelDeployment
+	lookStable               modelDeployment // the stable Deployment as the running look knows it
 	routeCache               modelRoute
+	canaryListedCache        modelListing
+	stableListedCache        modelListing
 	written                  int // the MyApp version the operator's last status write produced (0: none since the start)
 	look                     func() (string, bool)
 	stop                     func()
@@ -143,6 +160,7 @@ func newCanaryWorld(seed uint64) *canaryWorld {
 
 func (w *canaryWorld) syncCaches() {
 	w.appCache, w.stableCache, w.canaryCache, w.routeCache = w.app, w.stable, w.canary, w.route
+	w.canaryListedCache, w.stableListedCache = w.canaryListed, w.stableListed
 }
 
 // walk takes n steps, checking the invariants after each; it returns the first failure with
@@ -178,13 +196,15 @@ func (w *canaryWorld) step() string {
 		return w.deploymentController()
 	case r < 480:
 		return w.gateway()
-	case r < 620:
+	case r < 560:
+		return w.endpointSliceController()
+	case r < 660:
 		return w.syncACache()
-	case r < 650:
+	case r < 680:
 		return w.user()
-	case r < 653:
+	case r < 683:
 		return w.restart()
-	case r < 700:
+	case r < 730:
 		w.queued = true
 		return "an event queued the MyApp"
 	default:
@@ -225,6 +245,7 @@ func (w *canaryWorld) restart() string {
 func (w *canaryWorld) reconcile() iter.Seq[string] {
 	return func(yield func(string) bool) {
 		app := w.appCache
+		w.lookStable = w.stableCache
 		if w.written != 0 && app.rv != w.written {
 			// cacheCurrent: an empty status patch guarded by the cached version.
 			if !yield("confirms the cached MyApp") {
@@ -247,12 +268,24 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 			w.judge(stored, &f)
 		}
 		next := rollout.Canary(f)
-		if stored != nil && next != nil && next.Weight > stored.Weight {
-			// canaryServesLive: a rise is confirmed with the canary Deployment as stored.
-			if !yield("confirms the canary Deployment with the API server") {
+		switch {
+		case stored != nil && next != nil && next.Weight > stored.Weight:
+			// canaryServesLive: a rise is confirmed with the canary Deployment and its Service's
+			// EndpointSlices as stored.
+			if !yield("confirms the canary Deployment and its Service's EndpointSlices with the API server") {
 				return
 			}
-			if !serves(w.canary, stored) {
+			if !serves(w.canary, stored) || !lists(w.canaryListed, w.canary.running, desired.CanaryReplicas(stableReplicasOfModel, stored.Size), 0) {
+				next = stored
+				w.queued = true
+			}
+		case stored != nil && next != nil && next.Phase == rollout.CanaryFinishing && stored.Phase != rollout.CanaryFinishing:
+			// confirmRise: the requests go back to the stable pods once their Service, as
+			// stored, lists them.
+			if !yield("confirms the stable pods' Service's EndpointSlices with the API server") {
+				return
+			}
+			if !lists(w.stableListed, app.ready, 1, w.stableAvailableOf(app.ready)) {
 				next = stored
 				w.queued = true
 			}
@@ -278,17 +311,21 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 			record, _ = canaryRecordOf(recorded)
 			if next != nil && next.Phase == rollout.CanaryAborted && (stored == nil || stored.Phase != rollout.CanaryAborted) {
 				w.stats.aborts++
+				// The stable Deployment as stored runs another template than the one the abort
+				// returns to: a promotion had moved it.
+				w.abortedMoved = w.abortedMoved || w.stable.template != next.Stable || w.stable.running != next.Stable
 			}
 			if next == nil && stored != nil && stored.Phase == rollout.CanaryFinishing {
 				w.stats.promotions++
 			}
+
 		}
 		if !w.act(yield, app, record, stableKept(record)) {
 			return
 		}
 		// The stable Deployment's rollout completed a template: readyTemplate moves (the
 		// rollout decision's part, guarded by the MyApp's version).
-		if c := w.stableCache; c.running != "" && c.running == c.template && c.available == stableReplicasOfModel && c.running != app.ready {
+		if c := w.lookStable; c.running != "" && c.running == c.template && c.available == stableReplicasOfModel && c.running != app.ready {
 			if !yield("records readyTemplate " + c.running) {
 				return
 			}
@@ -317,7 +354,23 @@ func (w *canaryWorld) judge(rec *rollout.CanaryRecord, f *rollout.CanaryFacts) {
 	}
 	r := w.routeCache
 	f.WeightInForce = r.accepted == r.generation && r.weight == rec.Weight && r.tag == canaryWeightTag(rec)
-	f.StableServed = w.stableCache.running == f.ReadyTemplate
+	// routeFacts: the Services' listings as cached (listing.servesAll).
+	f.CanaryListed = f.CanaryReady && lists(w.canaryListedCache, c.running, desired.CanaryReplicas(stableReplicasOfModel, rec.Size), 0)
+	f.StableServed = w.stableCache.running == f.ReadyTemplate && lists(w.stableListedCache, f.ReadyTemplate, 1, w.stableCache.available)
+}
+
+// lists tells whether the listing l lists pods of template, at least least of them and at least
+// the ready ones (listing.servesAll).
+func lists(l modelListing, template string, least, ready int32) bool {
+	return template != "" && l.template == template && l.n >= max(least, ready)
+}
+
+// stableAvailableOf is how many stable pods of template are available, as stored.
+func (w *canaryWorld) stableAvailableOf(template string) int32 {
+	if w.stable.running == template {
+		return w.stable.available
+	}
+	return 0
 }
 
 // serves tells whether the canary Deployment c runs, available, the pods rec's size asks for,
@@ -340,6 +393,8 @@ func (w *canaryWorld) act(yield func(string) bool, app modelApp, record *rollout
 		}
 		w.checkStableWrite(template)
 		w.stable.template, w.stable.replicas = template, stableReplicasOfModel
+		// The apply answers with the Deployment as stored: the look knows it from then on.
+		w.lookStable = w.stable
 	}
 	switch {
 	case record == nil:
@@ -362,6 +417,10 @@ func (w *canaryWorld) act(yield func(string) bool, app modelApp, record *rollout
 		}
 	}
 	if app.ready == "" {
+		return true
+	}
+	// routeSplits: the route first splits once the stable pods' Service lists them, as stored.
+	if w.routeCache.generation == 0 && !lists(w.stableListed, app.ready, 1, w.stableAvailableOf(app.ready)) {
 		return true
 	}
 	weight, tag := int32(0), canaryWeightTag(record)
@@ -407,6 +466,23 @@ func (w *canaryWorld) deploymentController() string {
 	return ""
 }
 
+// endpointSliceController lists, in one Service's EndpointSlices, the pods it selects as they
+// are now: the canary's pods, or the stable Deployment's pods of readyTemplate as stored
+// (the stable pods' Service selects them by their pod-template-hash).
+func (w *canaryWorld) endpointSliceController() string {
+	canary := modelListing{template: w.canary.running, n: w.canary.available}
+	stable := modelListing{template: w.app.ready, n: w.stableAvailableOf(w.app.ready)}
+	if w.rnd.IntN(2) == 0 && canary != w.canaryListed {
+		w.canaryListed = canary
+		return fmt.Sprintf("the canary Service lists %d pods of %s", canary.n, canary.template)
+	}
+	if stable != w.stableListed {
+		w.stableListed = stable
+		return fmt.Sprintf("the stable pods' Service lists %d pods of %s", stable.n, stable.template)
+	}
+	return ""
+}
+
 // gateway programs the route as stored, and reports it accepted.
 func (w *canaryWorld) gateway() string {
 	if w.programmed == w.route.weight && w.route.accepted == w.route.generation {
@@ -417,7 +493,7 @@ func (w *canaryWorld) gateway() string {
 }
 
 func (w *canaryWorld) syncACache() string {
-	switch w.rnd.IntN(4) {
+	switch w.rnd.IntN(5) {
 	case 0:
 		w.appCache = w.app
 		return "the MyApp's cache caught up"
@@ -429,6 +505,10 @@ func (w *canaryWorld) syncACache() string {
 		w.canaryCache = w.canary
 		w.queued = true
 		return "the canary Deployment's cache caught up"
+	case 3:
+		w.canaryListedCache, w.stableListedCache = w.canaryListed, w.stableListed
+		w.queued = true
+		return "the EndpointSlices' cache caught up"
 	}
 	w.routeCache = w.route
 	w.queued = true
@@ -475,6 +555,18 @@ func (w *canaryWorld) checkStableWrite(template string) {
 func (w *canaryWorld) check() {
 	if w.programmed > 0 && w.canary.replicas == 0 {
 		w.fail("the Gateway sends the canary %d%% and the canary Deployment asks for no pod", w.programmed)
+	}
+	if w.programmed > 0 && w.canaryListed.n == 0 {
+		w.fail("the Gateway sends the canary %d%% and its Service lists no pod", w.programmed)
+	}
+	if w.abortedMoved && w.stable.template == w.app.ready && w.stable.running == w.app.ready &&
+		w.stable.available == stableReplicasOfModel && w.stableListed == (modelListing{w.app.ready, stableReplicasOfModel}) {
+		// The stable pods run readyTemplate again, every one listed: the abort after a moved
+		// promotion is over.
+		w.abortedMoved = false
+	}
+	if w.route.generation > 0 && w.programmed < 100 && w.stableListed.n == 0 && !w.abortedMoved {
+		w.fail("the Gateway sends the stable pods %d%% and their Service lists no pod", 100-w.programmed)
 	}
 	rec, _ := canaryRecordOf(w.app.canary)
 	if rec == nil {

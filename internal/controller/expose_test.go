@@ -480,7 +480,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		}).Should(Succeed())
 	})
 
-	It("splits the route of a canary exactly by its weights, and moves a step on only once the Gateway accepted them", func() {
+	It("splits the route of a canary exactly by its weights, and moves a share only to pods the Services list and a step on only once the Gateway accepted it", func() {
 		app := createMyApp(ns, "store", func(a *examplev1.MyApp) {
 			a.Spec.Replicas = ptrTo(int32(4))
 			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"store.example.com"},
@@ -506,12 +506,25 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 			return c.Step
 		}
 
-		By("with nothing under way, every request to the stable pods' Service, which selects the template that serves")
-		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
+		// backends names the route's backends.
+		backends := func(g Gomega) []string {
+			route := getRoute(ns, "store")(g)
+			g.Expect(route.Spec.Rules).To(HaveLen(1))
+			var names []string
+			for _, b := range route.Spec.Rules[0].BackendRefs {
+				names = append(names, string(b.Name))
+			}
+			return names
+		}
+
+		By("the route moves to the stable pods' Service, which selects the template that serves, only once that Service lists them")
 		Eventually(func(g Gomega) {
 			g.Expect(getService(ns, "store-stable")(g).Spec.Selector).To(HaveKeyWithValue(appsv1.DefaultDeploymentUniqueLabelKey, stable))
 			g.Expect(getService(ns, "store-canary")(g).Spec.Selector).To(HaveKeyWithValue(desired.LabelTrack, desired.TrackCanary))
 		}).Should(Succeed())
+		Consistently(backends, time.Second, 100*time.Millisecond).Should(Equal([]string{"store"}))
+		servePods(ns, "store-stable", podsOf(ns, "store", stable, 4)...)
+		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
 		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
 		Eventually(func(g Gomega) {
 			g.Expect(condition(g, getMyApp(ns, "store")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
@@ -522,8 +535,12 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Eventually(func(g Gomega) int32 { return *getDeployment(ns, "store-canary")(g).Spec.Replicas }).Should(Equal(int32(1)))
 		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(0)),
 			"no request before the canary's pods are available")
-		currentReplicaSet(ns, "store-canary")
+		canaryHash := currentReplicaSet(ns, "store-canary")
 		rollOut(ns, "store-canary")
+		canaryPods := podsOf(ns, "store-canary", canaryHash, 1)
+		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(0)),
+			"no request before the canary Service lists its available pods")
+		servePods(ns, "store-canary", canaryPods...)
 		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 80, "store-canary": 20}))
 
 		By("the step waits for the Gateway's word on the route's generation with those weights")
@@ -536,6 +553,10 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		controlCanary(app, "promote")
 		Eventually(func(g Gomega) int32 { return *getDeployment(ns, "store-canary")(g).Spec.Replicas }).Should(Equal(int32(4)))
 		rollOut(ns, "store-canary")
+		canaryPods = append(canaryPods, podsOf(ns, "store-canary", canaryHash, 3)...)
+		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(20)),
+			"every request to the canary only once its Service lists all its pods")
+		servePods(ns, "store-canary", canaryPods...)
 		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 0, "store-canary": 100}))
 		Expect(container(Default, getDeployment(ns, "store")(Default)).Image).To(Equal("nginx:1.27"), "the stable pods move only once every request left them")
 		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
@@ -547,6 +568,9 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		Eventually(func(g Gomega) {
 			g.Expect(getService(ns, "store-stable")(g).Spec.Selector).To(HaveKeyWithValue(appsv1.DefaultDeploymentUniqueLabelKey, promoted))
 		}).Should(Succeed())
+		Consistently(weights, time.Second, 100*time.Millisecond).Should(HaveKeyWithValue("store-canary", int32(100)),
+			"the stable pods take requests back only once their Service lists them")
+		servePods(ns, "store-stable", podsOf(ns, "store", promoted, 4)...)
 		Eventually(weights).Should(Equal(map[string]int32{"store-stable": 100, "store-canary": 0}))
 		reportRoute("store", true, string(gatewayv1.RouteReasonAccepted))
 		expectCanaryEnded(ns, "store")

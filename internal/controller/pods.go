@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -251,16 +252,17 @@ func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	return out
 }
 
-// setupPods gives the reconciler a cache of its own for pods, with an index by MyApp, and
-// adds to b the watch that reconciles a MyApp when its pods' problems change
-// (podProblemChanged). The cache starts only with the leadership, as the controllers do:
+// setupPods gives the reconciler a cache of its own for pods (with their ReplicaSets and the
+// canary Services' EndpointSlices), with an index by MyApp, and adds to b the watches that
+// reconcile a MyApp when its pods' problems change (podProblemChanged) and when its canary
+// Services list other pods (listedChanged). The cache starts only with the leadership, as the controllers do:
 // a standby keeps no pods, and a manager that never leads (or lacks the pods RBAC) never
 // waits for a pod informer to sync, which would hold its shutdown.
 func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	sets, setsBy := replicaSetMetadata()
 	opts := cache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
-		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache(), sets: setsBy},
+		ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: podCache(), sets: setsBy, &discoveryv1.EndpointSlice{}: endpointSliceCache()},
 	}
 	opts.DefaultNamespaces = namespaceConfigs(r.WatchNamespaces)
 	pods, err := cache.New(mgr.GetConfig(), opts)
@@ -285,7 +287,9 @@ func (r *MyAppReconciler) setupPods(mgr ctrl.Manager, b *builder.Builder) (*buil
 	return b.WatchesRawSource(source.Kind[client.Object](pods, &corev1.Pod{},
 		handler.EnqueueRequestsFromMapFunc(myAppOfPod), podProblemChanged)).
 		WatchesRawSource(source.Kind[client.Object](pods, sets,
-			handler.EnqueueRequestsFromMapFunc(myAppOfPod), filesReplicaSetGone)), nil
+			handler.EnqueueRequestsFromMapFunc(myAppOfPod), filesReplicaSetGone)).
+		WatchesRawSource(source.Kind[client.Object](pods, &discoveryv1.EndpointSlice{},
+			handler.EnqueueRequestsFromMapFunc(myAppOfPod), listedChanged)), nil
 }
 
 // leaderOnly runs a cache only while the manager leads.

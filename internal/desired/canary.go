@@ -22,10 +22,14 @@ import (
 const (
 	// LabelTrack marks the canary's pods (TrackCanary): the canary Deployment selects them by
 	// it, and so does the canary's Service. The stable pods do not carry it: adding a label to
-	// their template would restart them.
+	// their template would restart them. The two Services the route splits between carry it
+	// too (TrackCanary, TrackStable), and so, copied by the EndpointSlice controller, do their
+	// EndpointSlices: the operator watches those slices alone.
 	LabelTrack = "myapp.example.com/track"
-	// TrackCanary is LabelTrack's value on the canary's pods.
+	// TrackCanary is LabelTrack's value on the canary's pods and Service.
 	TrackCanary = "canary"
+	// TrackStable is LabelTrack's value on the stable pods' Service.
+	TrackStable = "stable"
 
 	// Defaults of a metric check.
 	DefaultCanaryInterval = 30 * time.Second
@@ -189,10 +193,12 @@ func CanaryDeployment(app *examplev1.MyApp, stable *appsv1ac.DeploymentApplyConf
 // CanaryServices are the Services the HTTPRoute splits a canary's requests between: the stable
 // pods' (the MyApp's selector and the pod-template-hash of the stable Deployment's current
 // ReplicaSet, stableHash) and the canary's (the MyApp's selector and TrackCanary). They are the
-// MyApp's Service otherwise, ports and all, as ClusterIP Services.
+// MyApp's Service otherwise, ports and all, as ClusterIP Services, labelled with their track.
 func CanaryServices(app *examplev1.MyApp, stableHash string) (stableSvc, canarySvc *corev1ac.ServiceApplyConfiguration) {
-	build := func(name string, extra map[string]string) *corev1ac.ServiceApplyConfiguration {
+	build := func(name, track string, extra map[string]string) *corev1ac.ServiceApplyConfiguration {
 		base := Service(app, false)
+		labels := Labels(app)
+		labels[LabelTrack] = track
 		selector := SelectorLabels(app)
 		for k, v := range extra {
 			selector[k] = v
@@ -201,12 +207,12 @@ func CanaryServices(app *examplev1.MyApp, stableHash string) (stableSvc, canaryS
 		spec.WithType(corev1.ServiceTypeClusterIP)
 		spec.Selector = selector
 		return corev1ac.Service(name, app.Namespace).
-			WithLabels(Labels(app)).
+			WithLabels(labels).
 			WithOwnerReferences(ownerReference(app)).
 			WithSpec(&spec)
 	}
-	return build(StableName(app), map[string]string{podTemplateHashLabel: stableHash}),
-		build(CanaryName(app), map[string]string{LabelTrack: TrackCanary})
+	return build(StableName(app), TrackStable, map[string]string{podTemplateHashLabel: stableHash}),
+		build(CanaryName(app), TrackCanary, map[string]string{LabelTrack: TrackCanary})
 }
 
 // podTemplateHashLabel is the label the deployment controller gives the pods of each of its
