@@ -123,15 +123,11 @@ var _ = Describe("Canary releases through a real Gateway (Traefik), judged by a 
 		// machine: each window starts edgeLag after its step.
 		expectShare(report, "the step of weight 20", twenty.Add(edgeLag), twenty.Add(20*time.Second), 20)
 		expectShare(report, "the step of weight 50", fifty.Add(edgeLag), promoted, 50)
-		// Known gap (issue 41): at a weight's start Traefik can send the canary's share before it
-		// knows the canary Service's endpoints, and answers 503 (5 requests in one fresh-clone
-		// run of five); the operator confirms the canary's pods, not the edge's endpoints. The
-		// windows above lose none; the whole canary loses at most the first step's share of
-		// one edgeLag.
+		// A share moves to a Service only once its EndpointSlices list the pods that are to take
+		// it, the slices Traefik sends by: no request of the whole canary fails.
 		_, _, failed = report.Between(crashed, time.Now(), "")
 		AddReportEntry("requests failed during the good version's canary and its promotion", failed)
-		Expect(failed).To(BeNumerically("<=", perSecond*20/100*int(edgeLag/time.Second)),
-			"requests failed during the good version's canary or its promotion: %s", report)
+		Expect(failed).To(BeZero(), "requests failed during the good version's canary or its promotion: %s", report)
 
 		By("(b) a version that answers 5xx on half of its requests: aborted by the metric check at the first step")
 		badStarted := time.Now()
