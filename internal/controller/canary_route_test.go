@@ -65,7 +65,7 @@ func TestAnOlderRouteDoesNotCarryALaterRecordsWeight(t *testing.T) {
 			}
 			f := rollout.CanaryFacts{
 				Spec: rollout.Spec{Template: spec, Request: request}, Steps: steps, ReadyTemplate: ready, Record: rec,
-				CanaryReady: rnd.IntN(2) == 0, WeightInForce: rnd.IntN(2) == 0, StableServed: rnd.IntN(2) == 0,
+				CanaryReady: rnd.IntN(2) == 0, CanaryListed: rnd.IntN(4) > 0, WeightInForce: rnd.IntN(2) == 0, StableServed: rnd.IntN(2) == 0,
 				Analysis: rollout.AnalysisOutcome(rnd.IntN(3)), Now: now,
 			}
 			if c := controls[rnd.IntN(len(controls))]; c != "" {
