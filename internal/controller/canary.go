@@ -721,8 +721,9 @@ func (r *MyAppReconciler) routeSplits(ctx context.Context, app *examplev1.MyApp)
 	found, err := r.readChild(ctx, r.routes, app, app.Name, route)
 	var notOwned *notOwnedError
 	var predecessor *predecessorError
+	var notSynced *notSyncedError
 	switch {
-	case errors.As(err, &notOwned) || errors.As(err, &predecessor):
+	case errors.As(err, &notOwned) || errors.As(err, &predecessor) || errors.As(err, &notSynced):
 		return false, nil // the route's apply says so
 	case err != nil:
 		return false, err

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -211,9 +212,10 @@ func TestMayBeUnserved(t *testing.T) {
 		"no error": {nil, false},
 		"the resource is not served": {&applyError{kind: kindRoute, name: "web",
 			err: apierrors.NewGenericServerResponse(http.StatusNotFound, "patch", routes, "web", "", 0, true)}, true},
-		"no REST mapping for the kind": {&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: routes.Group, Kind: kindRoute}}, true},
-		"a refusal":                    {&applyError{kind: kindRoute, name: "web", err: apierrors.NewForbidden(routes, "web", errors.New("no"))}, false},
-		"another failure":              {errors.New("connection refused"), false},
+		"no REST mapping for the kind":    {&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: routes.Group, Kind: kindRoute}}, true},
+		"a refusal":                       {&applyError{kind: kindRoute, name: "web", err: apierrors.NewForbidden(routes, "web", errors.New("no"))}, false},
+		"another failure":                 {errors.New("connection refused"), false},
+		"a route cache that never synced": {fmt.Errorf("reading HTTPRoute web: %w", &notSyncedError{what: "HTTPRoutes"}), true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

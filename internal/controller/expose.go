@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -251,7 +252,8 @@ func (e *gatewayAPIMissingError) Error() string {
 // them): NotFound, or no REST mapping. A NotFound has other causes (a route deleted between
 // two requests), so stillServed asks discovery before the MyApp says so.
 func mayBeUnserved(err error) bool {
-	return err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err))
+	var notSynced *notSyncedError
+	return err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || errors.As(err, &notSynced))
 }
 
 // gatewayAPILookInterval is how often, at most, the operator asks the API server whether it
@@ -379,7 +381,7 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 	if err := mgr.Add(leaderOnly{routes}); err != nil {
 		return err
 	}
-	r.routes = routes
+	r.routes = boundedReader{Reader: routes, what: "HTTPRoutes", wait: cacheSyncWait}
 	disco, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return err

@@ -76,9 +76,9 @@ type MyAppReconciler struct {
 	CanaryAnalysis analysis.Querier
 
 	pods cache.Cache
-	// routes is the cache of the MyApps' HTTPRoutes, and gateway knows whether the cluster
-	// serves them (expose.go).
-	routes  cache.Cache
+	// routes reads the cache of the MyApps' HTTPRoutes, each read bounded (bounded_reads.go),
+	// and gateway knows whether the cluster serves them (expose.go).
+	routes  client.Reader
 	gateway *gatewayAPI
 	// carried remembers which stored children carry their intent (carried.go).
 	carried carriedIntents

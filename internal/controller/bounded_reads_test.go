@@ -1,0 +1,49 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+var _ = Describe("A read of an optional kind's cache", func() {
+	It("fails after its bound, naming the cache, when the API server never lists the kind, and leaves the caller's own end to the caller", func() {
+		// A kind the mapper resolves and the API server does not serve: the cache's informer
+		// never completes its first list, as when the HTTPRoute CRD goes after the manager
+		// found it and before the route cache synced.
+		mapper := meta.NewDefaultRESTMapper(nil)
+		mapper.AddSpecific(gatewayv1.SchemeGroupVersion.WithKind("HTTPRoute"),
+			schema.GroupVersionResource{Group: "gone.example.com", Version: "v1", Resource: "httproutes"},
+			schema.GroupVersionResource{Group: "gone.example.com", Version: "v1", Resource: "httproute"}, meta.RESTScopeNamespace)
+		c, err := cache.New(cfg, cache.Options{Scheme: k8s.Scheme(), Mapper: mapper})
+		Expect(err).NotTo(HaveOccurred())
+		ctx, stop := context.WithCancel(suiteCtx)
+		DeferCleanup(stop)
+		go func() { defer GinkgoRecover(); Expect(c.Start(ctx)).To(Succeed()) }()
+		Expect(c.WaitForCacheSync(ctx)).To(BeTrue(), "the cache started (it holds no informer yet)")
+		reads := boundedReader{Reader: c, what: "HTTPRoutes", wait: 200 * time.Millisecond}
+
+		var notSynced *notSyncedError
+		err = reads.Get(suiteCtx, client.ObjectKey{Namespace: "default", Name: "web"}, &gatewayv1.HTTPRoute{})
+		Expect(errors.As(err, &notSynced)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(ContainSubstring("the cache of HTTPRoutes has not synced"))
+		Expect(mayBeUnserved(err)).To(BeTrue(), "the reconciler asks discovery whether HTTPRoutes are still served")
+		err = reads.List(suiteCtx, &gatewayv1.HTTPRouteList{})
+		Expect(errors.As(err, &notSynced)).To(BeTrue(), "got %v", err)
+
+		By("a caller whose own context ends first gets its own error")
+		ended, cancel := context.WithCancel(suiteCtx)
+		cancel()
+		err = reads.Get(ended, client.ObjectKey{Namespace: "default", Name: "web"}, &gatewayv1.HTTPRoute{})
+		Expect(err).To(HaveOccurred())
+		Expect(errors.As(err, &notSynced)).To(BeFalse(), "got %v", err)
+	})
+})
