@@ -54,12 +54,7 @@ func trimEndpointSlice(in any) (any, error) {
 	if !ok {
 		return in, nil
 	}
-	out := &discoveryv1.EndpointSlice{
-		TypeMeta: s.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, ResourceVersion: s.ResourceVersion,
-			Labels: s.Labels, DeletionTimestamp: s.DeletionTimestamp},
-		AddressType: s.AddressType,
-	}
+	out := &discoveryv1.EndpointSlice{TypeMeta: s.TypeMeta, ObjectMeta: cachedIdentity(&s.ObjectMeta), AddressType: s.AddressType}
 	for _, e := range s.Endpoints {
 		if e.TargetRef == nil || e.TargetRef.Kind != "Pod" {
 			continue
@@ -70,6 +65,13 @@ func trimEndpointSlice(in any) (any, error) {
 		})
 	}
 	return out, nil
+}
+
+// cachedIdentity is the metadata a trimmed cached object keeps of m: its name, namespace,
+// version, labels and deletion.
+func cachedIdentity(m *metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
 }
 
 // listedPods are the names of the pods the slices list ready. A ready condition left unset is

@@ -63,13 +63,8 @@ func trimPod(in any) (any, error) {
 	if !ok {
 		return in, nil
 	}
-	out := &corev1.Pod{
-		TypeMeta: pod.TypeMeta,
-		ObjectMeta: metav1.ObjectMeta{
-			Name: pod.Name, Namespace: pod.Namespace, ResourceVersion: pod.ResourceVersion,
-			Labels: pod.Labels, DeletionTimestamp: pod.DeletionTimestamp, CreationTimestamp: pod.CreationTimestamp,
-		},
-	}
+	out := &corev1.Pod{TypeMeta: pod.TypeMeta, ObjectMeta: cachedIdentity(&pod.ObjectMeta)}
+	out.CreationTimestamp = pod.CreationTimestamp
 	if podReady(pod) {
 		// Whether the pod is ready, and nothing else of its conditions: a problem of a pod
 		// that became ready since is over (sightings.go).
