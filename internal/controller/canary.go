@@ -305,7 +305,7 @@ func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp,
 	switch {
 	case next.Weight > prev.Weight:
 		serves, err = r.canaryServesLive(ctx, app, prev, stable)
-	case next.Phase == rollout.CanaryFinishing && prev.Phase != rollout.CanaryFinishing:
+	case next.Phase == rollout.CanaryFinishing && prev.Phase != rollout.CanaryFinishing && r.splitsByRoute(app):
 		serves, err = r.listsLive(ctx, app, desired.StableName(app), app.Status.ReadyTemplate, 1)
 	default:
 		return next, nil
@@ -338,10 +338,17 @@ func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.M
 	if ready, _, _ := rollout.CanaryPods(facts, want); !ready {
 		return false, nil
 	}
-	if want := desired.ExposureOf(app, r.ExposeDefaults); !want.Route || !r.gateway.isServed() {
+	if !r.splitsByRoute(app) {
 		return true, nil
 	}
 	return r.listsLive(ctx, app, desired.CanaryName(app), facts.Deployment.Current, want)
+}
+
+// splitsByRoute says that the MyApp's requests reach its pods through an HTTPRoute, which
+// splits them between the canary's Services by the recorded weight; otherwise the MyApp's
+// Service sends to every pod, and a canary's share is its pods'.
+func (r *MyAppReconciler) splitsByRoute(app *examplev1.MyApp) bool {
+	return desired.ExposureOf(app, r.ExposeDefaults).Route && r.gateway.isServed()
 }
 
 // listsLive tells whether the Service's EndpointSlices, read from the API server, list every
@@ -370,11 +377,11 @@ func (r *MyAppReconciler) canaryFacts(d *appsv1.Deployment, sets []metav1.Partia
 // route sends them anything).
 func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, current string, wantPods int32,
 	f *rollout.CanaryFacts) error {
-	want := desired.ExposureOf(app, r.ExposeDefaults)
-	if !want.Route || !r.gateway.isServed() {
+	if !r.splitsByRoute(app) {
 		f.WeightInForce, f.StableServed, f.CanaryListed = rec.Weight == 0 || f.CanaryReady, true, f.CanaryReady
 		return nil
 	}
+	want := desired.ExposureOf(app, r.ExposeDefaults)
 	if f.CanaryReady {
 		canary, _, err := r.serviceListing(ctx, r.pods, app, desired.CanaryName(app), current)
 		if err != nil {
