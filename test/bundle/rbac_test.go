@@ -30,6 +30,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"/services":                                 {"get", "list", "watch", "create", "patch"},
 		"/configmaps":                               {"get", "list", "watch", "create", "patch", "delete"}, // the files ConfigMaps (files.go); leader election uses a Lease
 		"/pods":                                     {"list", "watch"},                                     // the kubelet's reasons a pod cannot start (pods.go)
+		"discovery.k8s.io/endpointslices":           {"list", "watch"},                                     // the pods a canary's Services list (endpoints.go)
 		"/persistentvolumeclaims":                   {"get"},                                               // whether a claim a volume of a new template takes exists (rollback.go)
 		"autoscaling/horizontalpodautoscalers":      {"get", "list", "watch", "create", "patch", "delete"},
 		"policy/poddisruptionbudgets":               {"get", "list", "watch", "create", "patch", "delete"},
