@@ -374,6 +374,12 @@ verify-copy-locked:
 MIN_KUBE_VERSION = $(shell awk '/^  minKubeVersion:/ { print $$2 }' $(BUNDLE_DIR)/manifests/myapp-operator.clusterserviceversion.yaml)
 # operator-sdk prints this deprecation notice for the operatorhub validator itself, whatever the bundle.
 OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation use
+# The operatorhub validator of operator-sdk v1.42.2 (operator-framework/api v0.36.0) warns that an RBAC
+# rule on discovery.k8s.io endpointslices uses an API removed in 1.25: a rule names no version, and
+# discovery.k8s.io/v1 has served them since 1.21 (operator-framework/api#378, dropped from the check in
+# v0.45.0). The manager lists and watches v1 EndpointSlices (internal/controller/endpoints.go); a warning
+# that names any other API still fails.
+OPERATORHUB_ENDPOINTSLICES := Migrate the API\(s\) for endpointslices: \(\[[^:]*\]\)"$$
 # The CRD as the API server of the bundle's minKubeVersion validates it on create, CEL cost
 # budget included (hack/crdcost, pinned to that release's apiextensions-apiserver): the control
 # plane of the tests is 1.36, and 1.30 to 1.33 refuse the MyApp CRD for the cost of its
@@ -413,7 +419,7 @@ check-operatorhub: $(OPERATOR_SDK) bundle-pinned ## The community-operators stat
 		echo "operator-sdk bundle validate $$dir --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION)"; \
 		out=$$($(OPERATOR_SDK) bundle validate $$dir --select-optional $$sel --optional-values=k8s-version=$(MIN_KUBE_VERSION) 2>&1) \
 			|| { echo "$$out"; exit 1; }; echo "$$out"; \
-		if echo "$$out" | grep -E 'level=(warning|error)' | grep -vqF '$(OPERATORHUB_DEPRECATION)'; then \
+		if echo "$$out" | grep -E 'level=(warning|error)' | grep -vF '$(OPERATORHUB_DEPRECATION)' | grep -vqE '$(OPERATORHUB_ENDPOINTSLICES)'; then \
 			echo "bundle validation ($$sel) reported problems"; exit 1; fi; \
 	done; done
 	PINNED_BUNDLE=$(PINNED_BUNDLE) go -C test test ./bundle -count=1 -run '^TestOperatorHub'
