@@ -268,27 +268,9 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 			w.judge(stored, &f)
 		}
 		next := rollout.Canary(f)
-		switch {
-		case stored != nil && next != nil && next.Weight > stored.Weight:
-			// canaryServesLive: a rise is confirmed with the canary Deployment and its Service's
-			// EndpointSlices as stored.
-			if !yield("confirms the canary Deployment and its Service's EndpointSlices with the API server") {
-				return
-			}
-			if !serves(w.canary, stored) || !lists(w.canaryListed, w.canary.running, desired.CanaryReplicas(stableReplicasOfModel, stored.Size), 0) {
-				next = stored
-				w.queued = true
-			}
-		case stored != nil && next != nil && next.Phase == rollout.CanaryFinishing && stored.Phase != rollout.CanaryFinishing:
-			// confirmRise: the requests go back to the stable pods once their Service, as
-			// stored, lists them.
-			if !yield("confirms the stable pods' Service's EndpointSlices with the API server") {
-				return
-			}
-			if !lists(w.stableListed, app.ready, 1, w.stableAvailableOf(app.ready)) {
-				next = stored
-				w.queued = true
-			}
+		next, ok := w.confirmMove(yield, app, stored, next)
+		if !ok {
+			return
 		}
 		record := stored
 		recorded := canaryStatusOf(next, nil, nil)
@@ -337,6 +319,35 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 		}
 		w.queued = w.queued || record != nil
 	}
+}
+
+// confirmMove is confirmRise: next, or stored when next moves requests to pods the store does
+// not show serving (a weight rise: the canary Deployment and its Service's slices; the return
+// to the stable pods: their Service's slices). ok is false when the look stopped.
+func (w *canaryWorld) confirmMove(yield func(string) bool, app modelApp, stored, next *rollout.CanaryRecord) (*rollout.CanaryRecord, bool) {
+	switch {
+	case stored != nil && next != nil && next.Weight > stored.Weight:
+		// canaryServesLive: a rise is confirmed with the canary Deployment and its Service's
+		// EndpointSlices as stored.
+		if !yield("confirms the canary Deployment and its Service's EndpointSlices with the API server") {
+			return nil, false
+		}
+		if !serves(w.canary, stored) || !lists(w.canaryListed, w.canary.running, desired.CanaryReplicas(stableReplicasOfModel, stored.Size), 0) {
+			w.queued = true
+			return stored, true
+		}
+	case stored != nil && next != nil && next.Phase == rollout.CanaryFinishing && stored.Phase != rollout.CanaryFinishing:
+		// confirmRise: the requests go back to the stable pods once their Service, as
+		// stored, lists them.
+		if !yield("confirms the stable pods' Service's EndpointSlices with the API server") {
+			return nil, false
+		}
+		if !lists(w.stableListed, app.ready, 1, w.stableAvailableOf(app.ready)) {
+			w.queued = true
+			return stored, true
+		}
+	}
+	return next, true
 }
 
 // judge gathers the facts of the stored record from the caches, as canaryJudges does.

@@ -32,6 +32,9 @@ import (
 
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 
+// podKind is the kind of an endpoint's target that is a pod.
+const podKind = "Pod"
+
 // endpointSliceCache is how the pod cache holds EndpointSlices: those of the operator's
 // canary Services only, trimmed by trimEndpointSlice.
 func endpointSliceCache() cache.ByObject {
@@ -56,12 +59,12 @@ func trimEndpointSlice(in any) (any, error) {
 	}
 	out := &discoveryv1.EndpointSlice{TypeMeta: s.TypeMeta, ObjectMeta: cachedIdentity(&s.ObjectMeta), AddressType: s.AddressType}
 	for _, e := range s.Endpoints {
-		if e.TargetRef == nil || e.TargetRef.Kind != "Pod" {
+		if e.TargetRef == nil || e.TargetRef.Kind != podKind {
 			continue
 		}
 		out.Endpoints = append(out.Endpoints, discoveryv1.Endpoint{
 			Conditions: discoveryv1.EndpointConditions{Ready: e.Conditions.Ready},
-			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Name: e.TargetRef.Name},
+			TargetRef:  &corev1.ObjectReference{Kind: podKind, Name: e.TargetRef.Name},
 		})
 	}
 	return out, nil
@@ -83,7 +86,7 @@ func listedPods(sets []discoveryv1.EndpointSlice) map[string]bool {
 			continue
 		}
 		for _, e := range s.Endpoints {
-			if e.TargetRef != nil && e.TargetRef.Kind == "Pod" && (e.Conditions.Ready == nil || *e.Conditions.Ready) {
+			if e.TargetRef != nil && e.TargetRef.Kind == podKind && (e.Conditions.Ready == nil || *e.Conditions.Ready) {
 				out[e.TargetRef.Name] = true
 			}
 		}

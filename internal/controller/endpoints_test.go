@@ -180,7 +180,7 @@ func servePods(ns, service string, pods ...*corev1.Pod) {
 // podsOf creates n pods of the named Deployment's template hash (createPodOfDeployment).
 func podsOf(ns, deployment, hash string, n int) []*corev1.Pod {
 	GinkgoHelper()
-	var out []*corev1.Pod
+	out := make([]*corev1.Pod, 0, n)
 	for range n {
 		out = append(out, createPodOfDeployment(ns, deployment, hash))
 	}
