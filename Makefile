@@ -344,7 +344,7 @@ verify: manifests generate fmt api-docs prometheus-rules bundle catalog crd-upgr
 	go -C test mod tidy
 	hack/check-deps-aligned.sh
 	@out=$$($(OPERATOR_SDK) bundle validate ./bundle --select-optional suite=operatorframework 2>&1); echo "$$out"; \
-	if echo "$$out" | grep -qE 'level=(warning|error)'; then echo "bundle validation reported problems"; exit 1; fi
+	if echo "$$out" | grep -E 'level=(warning|error)' | grep -vqE '$(OPERATORHUB_ENDPOINTSLICES)'; then echo "bundle validation reported problems"; exit 1; fi
 	@if [ -n "$$(git status --porcelain --untracked-files=all)" ]; then \
 		echo "Generated files are out of date; run 'make manifests generate fmt bundle catalog' and commit:"; \
 		git status --porcelain --untracked-files=all; git --no-pager diff --stat; exit 1; fi
@@ -378,7 +378,7 @@ OPERATORHUB_DEPRECATION := validator is deprecated; for equivalent validation us
 # rule on discovery.k8s.io endpointslices uses an API removed in 1.25: a rule names no version, and
 # discovery.k8s.io/v1 has served them since 1.21 (operator-framework/api#378, dropped from the check in
 # v0.45.0). The manager lists and watches v1 EndpointSlices (internal/controller/endpoints.go); a warning
-# that names any other API still fails.
+# that names any other API still fails (here and in verify's operatorframework suite).
 OPERATORHUB_ENDPOINTSLICES := Migrate the API\(s\) for endpointslices: \(\[[^:]*\]\)"$$
 # The CRD as the API server of the bundle's minKubeVersion validates it on create, CEL cost
 # budget included (hack/crdcost, pinned to that release's apiextensions-apiserver): the control
