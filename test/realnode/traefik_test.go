@@ -249,9 +249,15 @@ spec:
 func expectNoRequestLostAtEdge(title string, report traffic.Report, since time.Time) {
 	GinkgoHelper()
 	if report.Failed > 0 {
-		out, err := exec.Command(kubectlPath(), "--kubeconfig", kubeconfig, "-n", traefikNamespace,
-			"logs", "deployment/traefik", "--since-time="+since.UTC().Format(time.RFC3339)).CombinedOutput()
-		AddReportEntry(title+": Traefik's access log of 5xx answers and its own log", fmt.Sprintf("%s (kubectl: %v)", out, err))
+		reportEdgeLog(title, since)
 	}
 	expectNoRequestLost(title, report, since)
+}
+
+// reportEdgeLog adds to the story's report Traefik's access log of its 5xx answers and its own
+// log since then: what a story whose requests failed through the edge prints.
+func reportEdgeLog(title string, since time.Time) {
+	out, err := exec.Command(kubectlPath(), "--kubeconfig", kubeconfig, "-n", traefikNamespace,
+		"logs", "deployment/traefik", "--since-time="+since.UTC().Format(time.RFC3339)).CombinedOutput()
+	AddReportEntry(title+": Traefik's access log of 5xx answers and its own log", fmt.Sprintf("%s (kubectl: %v)", out, err))
 }
