@@ -12,11 +12,12 @@ import (
 // caller's context as its only bound. An informer whose first list never succeeds (the
 // HTTPRoute CRD removed after the manager resolved the kind and before the route cache
 // synced; the RBAC to list the kind missing) would hold every reconcile that reads it, and the
-// event handlers that map through it, for ever. The reads of an optional kind's cache are
-// bounded instead: past the bound the read fails with notSyncedError, the reconcile says so
-// and is retried with backoff, and the caller looks again whether the kind is served.
+// event handlers that map through it, for ever. The reads of such a cache (the HTTPRoutes';
+// the pod cache's ReplicaSets and EndpointSlices) are bounded instead: past the bound the read
+// fails with notSyncedError, and the caller decides nothing from it (a route read sends the
+// reconciler to discovery to look again whether the kind is served).
 
-// cacheSyncWait bounds one read of an optional kind's cache.
+// cacheSyncWait bounds one read of such a cache.
 const cacheSyncWait = 5 * time.Second
 
 // boundedReader is a cache's reader whose reads wait at most wait for the cache.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -128,19 +129,19 @@ func (l listing) servesAll(least int32) bool { return l.listed >= max(l.ready, l
 // serviceListing reads what the Service's EndpointSlices, from slices (the pod cache, or the
 // API server), say of the MyApp's pods of the template hash, the pods read from the pod cache.
 // known is false until the pod cache holds the slices (its first list, bounded as the
-// ReplicaSets' is).
+// ReplicaSets' is: boundedReader).
 func (r *MyAppReconciler) serviceListing(ctx context.Context, slices client.Reader, app *examplev1.MyApp, service, hash string) (l listing, known bool, err error) {
 	if r.pods == nil {
 		return listing{}, false, nil
 	}
-	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
-	defer cancel()
 	sets := &discoveryv1.EndpointSliceList{}
-	if err := slices.List(listCtx, sets, client.InNamespace(app.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
-		if listCtx.Err() != nil && ctx.Err() == nil {
-			return listing{}, false, nil
-		}
+	reads := boundedReader{Reader: slices, what: "EndpointSlices", wait: cacheSyncWait}
+	err = reads.List(ctx, sets, client.InNamespace(app.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: service})
+	var notSynced *notSyncedError
+	switch {
+	case errors.As(err, &notSynced):
+		return listing{}, false, nil
+	case err != nil:
 		return listing{}, false, fmt.Errorf("listing the EndpointSlices of Service %s: %w", service, err)
 	}
 	pods := &corev1.PodList{}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -145,9 +146,6 @@ func (r *MyAppReconciler) observePods(ctx context.Context, app *examplev1.MyApp,
 	return waiting, 0, nil
 }
 
-// replicaSetListWait bounds a read of the ReplicaSet cache before its first list.
-const replicaSetListWait = 5 * time.Second
-
 // currentTemplateRetry is how soon a MyApp whose pods wait looks again when it cannot yet
 // tell which of them run the current template.
 const currentTemplateRetry = 2 * time.Second
@@ -183,17 +181,18 @@ func (r *MyAppReconciler) currentTemplateHash(ctx context.Context, app *examplev
 // replicaSetsOf lists the metadata of the MyApp's ReplicaSets (those with its selector label,
 // whoever controls them) from the ReplicaSet cache. A cache read waits for the informer's
 // first list; without the RBAC to list ReplicaSets it would wait for ever and hold a worker.
-// Bounded by replicaSetListWait, it reports synced false instead, and the caller decides
-// nothing from it.
+// Bounded (boundedReader), it reports synced false instead, and the caller decides nothing
+// from it.
 func (r *MyAppReconciler) replicaSetsOf(ctx context.Context, app *examplev1.MyApp) (sets []metav1.PartialObjectMetadata, synced bool, err error) {
-	listCtx, cancel := context.WithTimeout(ctx, replicaSetListWait)
-	defer cancel()
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("ReplicaSetList"))
-	if err := r.pods.List(listCtx, list, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name}); err != nil {
-		if listCtx.Err() != nil && ctx.Err() == nil {
-			return nil, false, nil
-		}
+	reads := boundedReader{Reader: r.pods, what: "ReplicaSets", wait: cacheSyncWait}
+	err = reads.List(ctx, list, client.InNamespace(app.Namespace), client.MatchingFields{podsByMyApp: app.Name})
+	var notSynced *notSyncedError
+	switch {
+	case errors.As(err, &notSynced):
+		return nil, false, nil
+	case err != nil:
 		return nil, false, fmt.Errorf("listing the ReplicaSets of %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	return list.Items, true, nil
