@@ -84,6 +84,8 @@ type canaryLook struct {
 	inconclusive string
 	// stableReplicas is what the canary's replicas are computed from.
 	stableReplicas int32
+	// spec is the digest of the spec's template (rollout.Spec.Template), "" while unknown.
+	spec string
 }
 
 // decideCanary decides the MyApp's canary for this reconcile when ok (the rollout decision's
@@ -113,12 +115,14 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 		return nil, planErr
 	}
 	now := r.now()
-	look := &canaryLook{plan: plan, record: prev, status: app.Status.Canary, stableReplicas: stableReplicas(intent, cached)}
+	look := &canaryLook{plan: plan, record: prev, status: app.Status.Canary, stableReplicas: stableReplicas(intent, cached),
+		spec: p.facts.Spec.Template}
 	ready := ""
 	if p.facts.TargetStored {
 		ready = p.facts.TargetIntent
 	}
-	f := rollout.CanaryFacts{Spec: p.facts.Spec, ReadyTemplate: ready, Record: prev, Now: now}
+	f := rollout.CanaryFacts{Spec: p.facts.Spec, ReadyTemplate: ready, Record: prev, Now: now,
+		StableRestored: rollout.StableRestored(p.facts.Deployment, app.Status.ReadyTemplate)}
 	if plan != nil {
 		f.Steps = plan.Steps
 		look.unavailable = len(plan.Checks) > 0 && r.CanaryAnalysis == nil
@@ -135,7 +139,7 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 	if planErr != nil {
 		// The spec's canary cannot be read (stored before a rule refused it): the recorded canary
 		// holds as it is until the spec is fixed.
-		if stableKept(prev) {
+		if stableKept(look.spec, prev) {
 			if err := r.keepStable(ctx, app, look); err != nil {
 				return look, err
 			}
@@ -157,7 +161,7 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 			return look, err
 		}
 	}
-	next, err := r.confirmRise(ctx, app, prev, rollout.Canary(f), look.stableReplicas, out)
+	next, err := r.confirmRise(ctx, app, f, look.stableReplicas, out)
 	if err != nil {
 		return look, err
 	}
@@ -175,18 +179,18 @@ func (r *MyAppReconciler) canaryBefore(ctx context.Context, app *examplev1.MyApp
 		r.canaryEvents(app, plan, prev, next)
 	}
 	look.record, look.status = next, recorded
-	if stableKept(next) {
+	if stableKept(look.spec, next) {
 		return look, r.keepStable(ctx, app, look)
 	}
 	return look, nil
 }
 
-// stableKept tells whether a look that acts on these canary records keeps the stable
-// Deployment on the template that serves: when any of them does not yet let the stable pods
-// take the canary's template.
-func stableKept(records ...*rollout.CanaryRecord) bool {
+// stableKept tells whether a look that acts on these canary records, the spec asking for the
+// template spec, keeps the stable Deployment on the template that serves: when any of them
+// does not let the stable pods take the spec's template.
+func stableKept(spec string, records ...*rollout.CanaryRecord) bool {
 	for _, rec := range records {
-		if rec != nil && !rollout.StableTakesTemplate(rec) {
+		if rec != nil && !rollout.StableTakesTemplate(rec, spec) {
 			return true
 		}
 	}
@@ -212,7 +216,7 @@ func (r *MyAppReconciler) canaryJudges(ctx context.Context, app *examplev1.MyApp
 		return tallies, err
 	}
 	out.retryWithin(retry)
-	if err := r.routeFacts(ctx, app, prev, current, desired.CanaryReplicas(look.stableReplicas, prev.Size), f); err != nil {
+	if err := r.routeFacts(ctx, app, prev, current, desired.CanaryReplicas(look.stableReplicas, prev.Size), look.stableReplicas, f); err != nil {
 		return tallies, err
 	}
 	tallies, due := r.measure(ctx, app, plan, prev, tallies, f.Now)
@@ -240,7 +244,7 @@ func (r *MyAppReconciler) holdRecorded(ctx context.Context, app *examplev1.MyApp
 	decided *rollout.CanaryRecord, recordErr error) (*canaryLook, error) {
 	look.record, _ = canaryRecordOf(app.Status.Canary)
 	look.status = app.Status.Canary
-	if stableKept(look.record, decided) {
+	if stableKept(look.spec, look.record, decided) {
 		if err := r.keepStable(ctx, app, look); err != nil {
 			return look, err
 		}
@@ -288,17 +292,30 @@ func (r *MyAppReconciler) canaryPodFacts(ctx context.Context, app *examplev1.MyA
 	return retry, facts.Deployment.Current, nil
 }
 
-// confirmRise is next, or prev when next moves requests to pods the API server does not show
-// serving: a weight that rises (the canary Deployment must run its pods available, and the
-// canary Service's EndpointSlices list them), and a promotion that gives the stable pods the
-// requests back (their Service's EndpointSlices list them). Those facts are read from caches,
-// and a cache that lags can show an older state that served: a canary Deployment that ran more
-// pods, slices that listed pods of the same template from an earlier canary of it. A move is
-// confirmed with the API server, as a rollback is.
-func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp, prev, next *rollout.CanaryRecord,
+// confirmRise is the step machine's record for the facts f, the stored record (f.Record) when
+// it moves requests to pods the API server does not show serving: a weight that rises (the
+// canary Deployment must run its pods available, and the canary Service's EndpointSlices list
+// them), and a promotion that gives the stable pods the requests back (their Service's
+// EndpointSlices list them). Those facts are read from caches, and a cache that lags can show
+// an older state that served: a canary Deployment that ran more pods, slices that listed pods
+// of the same template from an earlier canary of it. A move is confirmed with the API server,
+// as a rollback is. A return of the requests to the stable pods a promotion moved, aborted or
+// given up for a newer template, needs them all back (f.StableRestored): unconfirmed, the
+// record is decided again without that fact, so that an abort is still recorded.
+func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp, f rollout.CanaryFacts,
 	stable int32, out *outcome) (*rollout.CanaryRecord, error) {
+	prev, next := f.Record, rollout.Canary(f)
 	if prev == nil || next == nil {
 		return next, nil
+	}
+	if prev.StableMoved && next.Weight < prev.Weight && next.Phase != rollout.CanaryFinishing {
+		back, err := r.stableRestoredLive(ctx, app, stable)
+		if err != nil || back {
+			return next, err
+		}
+		out.retryWithin(statusConflictRetry)
+		f.StableRestored = false
+		return rollout.Canary(f), nil
 	}
 	var serves bool
 	var err error
@@ -344,6 +361,31 @@ func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.M
 	return r.listsLive(ctx, app, desired.CanaryName(app), facts.Deployment.Current, want)
 }
 
+// stableRestoredLive tells whether the stable pods are all back (rollout.CanaryFacts
+// .StableRestored), read from the API server: the stable Deployment runs every pod of
+// readyTemplate, available, and with a Gateway the stable pods' Service's EndpointSlices list
+// want ready pods of it.
+func (r *MyAppReconciler) stableRestoredLive(ctx context.Context, app *examplev1.MyApp, want int32) (bool, error) {
+	d := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: app.Name}, d); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(d, app) {
+		return false, nil
+	}
+	sets, _, err := r.replicaSetsOf(ctx, app)
+	if err != nil {
+		return false, err
+	}
+	if !rollout.StableRestored(deploymentFacts(d, ownedSets(sets, d), ""), app.Status.ReadyTemplate) {
+		return false, nil
+	}
+	if !r.splitsByRoute(app) {
+		return true, nil
+	}
+	return r.listsLive(ctx, app, desired.StableName(app), app.Status.ReadyTemplate, want)
+}
+
 // splitsByRoute says that the MyApp's requests reach its pods through an HTTPRoute, which
 // splits them between the canary's Services by the recorded weight; otherwise the MyApp's
 // Service sends to every pod, and a canary's share is its pods'.
@@ -375,7 +417,7 @@ func (r *MyAppReconciler) canaryFacts(d *appsv1.Deployment, sets []metav1.Partia
 // Gateway's controller's word on the route's generation; without one, the share is the
 // canary's pods among the MyApp's, in force once they are ready (a weight of 0 always is: no
 // route sends them anything).
-func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, current string, wantPods int32,
+func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, current string, wantPods, stablePods int32,
 	f *rollout.CanaryFacts) error {
 	if !r.splitsByRoute(app) {
 		f.WeightInForce, f.StableServed, f.CanaryListed = rec.Weight == 0 || f.CanaryReady, true, f.CanaryReady
@@ -400,7 +442,9 @@ func (r *MyAppReconciler) routeFacts(ctx context.Context, app *examplev1.MyApp, 
 		if err != nil {
 			return err
 		}
-		f.StableServed = stable.servesAll(1)
+		f.StableServed, f.StableRestored = stable.servesAll(1), f.StableRestored && stable.servesAll(stablePods)
+	} else {
+		f.StableRestored = false
 	}
 	route := &gatewayv1.HTTPRoute{}
 	if found, err = r.readChild(ctx, r.routes, app, app.Name, route); err != nil || !found {

@@ -34,12 +34,15 @@ import (
 //  2. the Gateway never sends a share to a canary that has no pods: while it sends the canary
 //     a weight, the canary Deployment as stored asks for pods;
 //  3. an aborted canary gets no share: no route write gives the canary a weight while the
-//     stored record is aborted, and a stored abort has weight 0;
+//     stored record is aborted, and a stored abort has weight 0, but for an abort after a
+//     promotion moved the stable pods, which keeps the promotion's weight until they are back;
 //  4. the recorded weight never exceeds the recorded size;
 //  5. the Gateway never sends a share to a Service whose EndpointSlices list no pod: while
 //     it sends the canary a weight, the canary Service lists pods; while the route splits and
-//     sends the stable pods a share, their Service lists pods (but for an abort after a
-//     promotion moved the stable pods, docs/design/canary.md "Not built yet").
+//     sends the stable pods a share, their Service lists pods;
+//  6. the requests go back to the stable pods a promotion moved (aborted, or given up for a
+//     newer template) only once their Service lists every one of them again: the Gateway
+//     sends them a share only then.
 //
 // `go test ./internal/controller -run TestCanaryModel` walks the fixed seeds; -canary.seeds
 // and -canary.steps walk more, -canary.seed one, with -v its trace.
@@ -57,20 +60,28 @@ func TestCanaryModel(t *testing.T) {
 		total.add(w.stats)
 	}
 	t.Logf("%d seeds × %d steps: %+v", seeds, *canarySteps, total)
-	if seeds >= 200 && (uint64(total.aborts) < seeds/4 || uint64(total.promotions) < seeds/4 || total.staleLooks == 0 || total.unrecorded == 0 || total.restarts == 0) {
+	if seeds >= 200 && (uint64(total.aborts) < seeds/4 || uint64(total.promotions) < seeds/4 || total.staleLooks == 0 ||
+		total.unrecorded == 0 || total.restarts == 0 || total.movedAborts == 0 || total.movedPushes == 0) {
 		t.Fatalf("the walks no longer reach the cases the invariants guard: %+v", total)
 	}
 }
 
 var (
 	canarySeeds = flag.Int("canary.seeds", 300, "how many seeds TestCanaryModel walks")
-	canarySteps = flag.Int("canary.steps", 7000, "how many steps each walk takes")
+	canarySteps = flag.Int("canary.steps", 10000, "how many steps each walk takes")
 	canarySeed  = flag.Uint64("canary.seed", 0, "walk only this seed")
 )
 
-type canaryStats struct{ aborts, promotions, staleLooks, unrecorded, restarts int }
+type canaryStats struct {
+	aborts, promotions, staleLooks, unrecorded, restarts int
+	// movedAborts and movedPushes count aborts and new templates after a promotion moved the
+	// stable pods.
+	movedAborts, movedPushes int
+}
 
 func (s *canaryStats) add(o canaryStats) {
+	s.movedAborts += o.movedAborts
+	s.movedPushes += o.movedPushes
 	s.aborts += o.aborts
 	s.promotions += o.promotions
 	s.staleLooks += o.staleLooks
@@ -128,7 +139,9 @@ type canaryWorld struct {
 	programmed     int32 // the canary's weight the Gateway sends
 	// what the EndpointSlices of the canary's and the stable pods' Services list
 	canaryListed, stableListed modelListing
-	abortedMoved               bool // an abort after a promotion moved the stable pods, until they run readyTemplate and are listed again
+	// movedBack is set while a canary whose promotion moved the stable pods is aborted or
+	// given up, until the stable pods all run readyTemplate again
+	movedBack bool
 
 	// the operator's caches, each a copy of the store at some earlier step
 	appCache                 modelApp
@@ -267,8 +280,7 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 		if stored != nil {
 			w.judge(stored, &f)
 		}
-		next := rollout.Canary(f)
-		next, ok := w.confirmMove(yield, app, stored, next)
+		next, ok := w.confirmMove(yield, app, f)
 		if !ok {
 			return
 		}
@@ -283,7 +295,7 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 				// where either record keeps them.
 				w.stats.unrecorded++
 				w.queued = true
-				w.act(yield, app, stored, stableKept(stored, next))
+				w.act(yield, app, stored, stableKept(app.template, stored, next))
 				return
 			}
 			w.app.canary = recorded
@@ -293,16 +305,16 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 			record, _ = canaryRecordOf(recorded)
 			if next != nil && next.Phase == rollout.CanaryAborted && (stored == nil || stored.Phase != rollout.CanaryAborted) {
 				w.stats.aborts++
-				// The stable Deployment as stored runs another template than the one the abort
-				// returns to: a promotion had moved it.
-				w.abortedMoved = w.abortedMoved || w.stable.template != next.Stable || w.stable.running != next.Stable
+				if stored != nil && stored.StableMoved {
+					w.stats.movedAborts++
+				}
 			}
 			if next == nil && stored != nil && stored.Phase == rollout.CanaryFinishing {
 				w.stats.promotions++
 			}
 
 		}
-		if !w.act(yield, app, record, stableKept(record)) {
+		if !w.act(yield, app, record, stableKept(app.template, record)) {
 			return
 		}
 		// The stable Deployment's rollout completed a template: readyTemplate moves (the
@@ -321,11 +333,24 @@ func (w *canaryWorld) reconcile() iter.Seq[string] {
 	}
 }
 
-// confirmMove is confirmRise: next, or stored when next moves requests to pods the store does
-// not show serving (a weight rise: the canary Deployment and its Service's slices; the return
-// to the stable pods: their Service's slices). ok is false when the look stopped.
-func (w *canaryWorld) confirmMove(yield func(string) bool, app modelApp, stored, next *rollout.CanaryRecord) (*rollout.CanaryRecord, bool) {
+// confirmMove is confirmRise: the step machine's record for f, or the stored one when it moves
+// requests to pods the store does not show serving (a weight rise: the canary Deployment and
+// its Service's slices; the return to the stable pods: their Service's slices), decided again
+// without StableRestored when the stable pods a promotion moved are not all listed. ok is
+// false when the look stopped.
+func (w *canaryWorld) confirmMove(yield func(string) bool, app modelApp, f rollout.CanaryFacts) (*rollout.CanaryRecord, bool) {
+	stored, next := f.Record, rollout.Canary(f)
 	switch {
+	case stored != nil && next != nil && stored.StableMoved && next.Weight < stored.Weight && next.Phase != rollout.CanaryFinishing:
+		// stableRestoredLive: the stable pods' Service, as stored, lists every one of them.
+		if !yield("confirms the stable pods' Service lists them all with the API server") {
+			return nil, false
+		}
+		if !restored(w.stable, w.stableListed, app.ready) {
+			w.queued = true
+			f.StableRestored = false
+			return rollout.Canary(f), true
+		}
 	case stored != nil && next != nil && next.Weight > stored.Weight:
 		// canaryServesLive: a rise is confirmed with the canary Deployment and its Service's
 		// EndpointSlices as stored.
@@ -368,12 +393,20 @@ func (w *canaryWorld) judge(rec *rollout.CanaryRecord, f *rollout.CanaryFacts) {
 	// routeFacts: the Services' listings as cached (listing.servesAll).
 	f.CanaryListed = f.CanaryReady && lists(w.canaryListedCache, c.running, desired.CanaryReplicas(stableReplicasOfModel, rec.Size), 0)
 	f.StableServed = w.stableCache.running == f.ReadyTemplate && lists(w.stableListedCache, f.ReadyTemplate, 1, w.stableCache.available)
+	f.StableRestored = restored(w.stableCache, w.stableListedCache, f.ReadyTemplate)
 }
 
 // lists tells whether the listing l lists pods of template, at least least of them and at least
 // the ready ones (listing.servesAll).
 func lists(l modelListing, template string, least, ready int32) bool {
 	return template != "" && l.template == template && l.n >= max(least, ready)
+}
+
+// restored tells whether the stable Deployment d carries and runs template, every pod
+// available, and the listing l lists them all (rollout.StableRestored and the listing).
+func restored(d modelDeployment, l modelListing, template string) bool {
+	return d.template == template && d.running == template && d.available == stableReplicasOfModel &&
+		lists(l, template, stableReplicasOfModel, d.available)
 }
 
 // stableAvailableOf is how many stable pods of template are available, as stored.
@@ -442,7 +475,7 @@ func (w *canaryWorld) act(yield func(string) bool, app modelApp, record *rollout
 		if !yield(fmt.Sprintf("applies the route: %d%% to the canary", weight)) {
 			return false
 		}
-		if rec, _ := canaryRecordOf(w.app.canary); weight > 0 && rec != nil && rec.Phase == rollout.CanaryAborted {
+		if rec, _ := canaryRecordOf(w.app.canary); weight > 0 && rec != nil && rec.Phase == rollout.CanaryAborted && !rec.StableMoved {
 			w.fail("a route write gives the aborted canary %d%%: %s", weight, describeRecord(rec))
 		}
 		if w.route.generation == 0 || w.route.weight != weight {
@@ -530,12 +563,10 @@ func (w *canaryWorld) user() string {
 	defer func() { w.app.rv++; w.queued = true }()
 	switch w.rnd.IntN(8) {
 	case 0:
-		if rec, _ := canaryRecordOf(w.app.canary); rec != nil && rec.StableMoved {
-			// A new template during a promotion that moved the stable pods is not handled yet
-			// (docs/design/canary.md, "Not built yet"): the user waits for the promotion.
-			return "the user waits for the promotion to finish"
-		}
 		t := []string{goodA, goodB, goodA, goodB, crashes, fails5xx}[w.rnd.IntN(6)]
+		if rec, _ := canaryRecordOf(w.app.canary); rec != nil && rec.StableMoved && t != rec.Template {
+			w.stats.movedPushes++
+		}
 		w.app.template = t
 		return "the user pushes " + t
 	case 1:
@@ -556,7 +587,7 @@ func (w *canaryWorld) checkStableWrite(template string) {
 	rec, _ := canaryRecordOf(w.app.canary)
 	switch {
 	case w.app.ready == "" || template == w.app.ready:
-	case rec != nil && rollout.StableTakesTemplate(rec) && template == rec.Template:
+	case rec != nil && rollout.StableTakesTemplate(rec, rec.Template) && template == rec.Template:
 	default:
 		w.fail("the stable Deployment is given %s, which does not serve (readyTemplate %s, record %s)", template, w.app.ready, describeRecord(rec))
 	}
@@ -570,23 +601,26 @@ func (w *canaryWorld) check() {
 	if w.programmed > 0 && w.canaryListed.n == 0 {
 		w.fail("the Gateway sends the canary %d%% and its Service lists no pod", w.programmed)
 	}
-	if w.abortedMoved && w.stable.template == w.app.ready && w.stable.running == w.app.ready &&
-		w.stable.available == stableReplicasOfModel && w.stableListed == (modelListing{w.app.ready, stableReplicasOfModel}) {
-		// The stable pods run readyTemplate again, every one listed: the abort after a moved
-		// promotion is over.
-		w.abortedMoved = false
-	}
-	if w.route.generation > 0 && w.programmed < 100 && w.stableListed.n == 0 && !w.abortedMoved {
+	if w.route.generation > 0 && w.programmed < 100 && w.stableListed.n == 0 {
 		w.fail("the Gateway sends the stable pods %d%% and their Service lists no pod", 100-w.programmed)
 	}
 	rec, _ := canaryRecordOf(w.app.canary)
+	if rec != nil && rec.StableMoved && !rollout.StableTakesTemplate(rec, w.app.template) {
+		w.movedBack = true
+	}
+	if w.movedBack && w.stableListed == (modelListing{w.app.ready, stableReplicasOfModel}) && w.stable.running == w.app.ready {
+		w.movedBack = false
+	}
+	if w.movedBack && w.programmed < 100 && w.route.generation > 0 {
+		w.fail("the Gateway sends the stable pods a promotion moved %d%% before their Service lists them all", 100-w.programmed)
+	}
 	if rec == nil {
 		return
 	}
 	if rec.Weight > rec.Size {
 		w.fail("the record's weight exceeds its size: %s", describeRecord(rec))
 	}
-	if rec.Phase == rollout.CanaryAborted && rec.Weight != 0 {
+	if rec.Phase == rollout.CanaryAborted && rec.Weight != 0 && !rec.StableMoved {
 		w.fail("an aborted canary keeps a weight: %s", describeRecord(rec))
 	}
 }

@@ -134,16 +134,20 @@ func TestStableKeptWhileAnyRecordKeepsIt(t *testing.T) {
 	moved := &rollout.CanaryRecord{Template: "b", Stable: "a", Phase: rollout.CanaryPromoting, StableMoved: true}
 	finishing := &rollout.CanaryRecord{Template: "b", Stable: "a", Phase: rollout.CanaryFinishing}
 	for name, tc := range map[string]struct {
+		spec    string
 		records []*rollout.CanaryRecord
 		want    bool
 	}{
-		"no canary":                                    {records: []*rollout.CanaryRecord{nil, nil}, want: false},
-		"a start not stored":                           {records: []*rollout.CanaryRecord{nil, progressing}, want: true},
-		"a canary stored, its end not stored":          {records: []*rollout.CanaryRecord{progressing, nil}, want: true},
-		"the promotion moved the stable pods":          {records: []*rollout.CanaryRecord{moved, finishing}, want: false},
-		"a new template's start after the stable move": {records: []*rollout.CanaryRecord{moved, progressing}, want: true},
+		"no canary":                                    {spec: "b", records: []*rollout.CanaryRecord{nil, nil}, want: false},
+		"a start not stored":                           {spec: "b", records: []*rollout.CanaryRecord{nil, progressing}, want: true},
+		"a canary stored, its end not stored":          {spec: "b", records: []*rollout.CanaryRecord{progressing, nil}, want: true},
+		"the promotion moved the stable pods":          {spec: "b", records: []*rollout.CanaryRecord{moved, finishing}, want: false},
+		"a new template's start after the stable move": {spec: "c", records: []*rollout.CanaryRecord{moved, progressing}, want: true},
+		"a newer template pushed after the stable move": {spec: "c", records: []*rollout.CanaryRecord{moved}, want: true},
+		"a newer template pushed while it finishes":     {spec: "c", records: []*rollout.CanaryRecord{finishing}, want: true},
+		"the spec's template unknown after the move":    {spec: "", records: []*rollout.CanaryRecord{moved}, want: false},
 	} {
-		if got := stableKept(tc.records...); got != tc.want {
+		if got := stableKept(tc.spec, tc.records...); got != tc.want {
 			t.Errorf("%s: stableKept = %t, want %t", name, got, tc.want)
 		}
 	}

@@ -203,6 +203,19 @@ var _ = Describe("Canary releases", func() {
 		}).Should(Succeed())
 		Eventually(image("web")).Should(Equal("nginx:1.27"), "the stable pods return to the template that serves")
 
+		By("the canary keeps every request and its pods until the stable Deployment runs them all again")
+		Consistently(func(g Gomega) {
+			c := canaryOf(g)
+			g.Expect(c.Weight).To(Equal(int32(100)))
+			g.Expect(*getDeployment(ns, "web-canary")(g).Spec.Replicas).To(Equal(int32(4)))
+		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+		currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			g.Expect(canaryOf(g).Weight).To(BeZero())
+			g.Expect(*getDeployment(ns, "web-canary")(g).Spec.Replicas).To(BeZero())
+		}).Should(Succeed())
+
 		By("the same value again acts on nothing; a suffix gives a control again")
 		controlCanary(app, "abort")
 		requestReconcile(app, "again")
@@ -228,6 +241,47 @@ var _ = Describe("Canary releases", func() {
 		}).Should(Succeed())
 		Eventually(image("web-canary")).Should(Equal("nginx:1.29"))
 		Expect(image("web")(Default)).To(Equal("nginx:1.27"))
+	})
+
+	It("gives a promotion that moved the stable pods up for a newer template: the stable pods return, then the new canary starts", func() {
+		app := createMyApp(ns, "web", withCanary(weight(25), pause("")))
+		readyOn()
+		setImage(app, "nginx:1.28")
+		Eventually(func(g Gomega) int32 { return canaryOf(g).Size }).Should(Equal(int32(25)))
+		canaryServes()
+		Eventually(func(g Gomega) string { return canaryOf(g).Phase }).Should(Equal("Paused"))
+		controlCanary(app, "promote")
+		Eventually(func(g Gomega) int32 { return *getDeployment(ns, "web-canary")(g).Spec.Replicas }).Should(Equal(int32(4)))
+		canaryServes()
+		Eventually(func(g Gomega) bool { return canaryOf(g).StableMoved }).Should(BeTrue())
+		Eventually(image("web")).Should(Equal("nginx:1.28"))
+		promoted := canaryOf(Default).Template
+
+		By("a newer template: the stable pods return to the template that serves, the promoted canary keeps every request")
+		setImage(app, "nginx:1.29")
+		Eventually(image("web")).Should(Equal("nginx:1.27"))
+		Consistently(func(g Gomega) {
+			c := canaryOf(g)
+			g.Expect(c.Template).To(Equal(promoted))
+			g.Expect(c.Weight).To(Equal(int32(100)))
+			d := getDeployment(ns, "web-canary")(g)
+			g.Expect(*d.Spec.Replicas).To(Equal(int32(4)))
+			g.Expect(container(g, d).Image).To(Equal("nginx:1.28"))
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+		}, 2*resyncPeriod, 200*time.Millisecond).Should(Succeed())
+
+		By("the stable pods all back: the requests go to them, then the newer template's canary starts at its first step")
+		currentReplicaSet(ns, "web")
+		rollOut(ns, "web")
+		Eventually(func(g Gomega) {
+			c := canaryOf(g)
+			g.Expect(c.Template).NotTo(Equal(promoted))
+			g.Expect(c.Step).To(BeZero())
+			g.Expect(c.Phase).To(Equal("Progressing"))
+		}).Should(Succeed())
+		Eventually(image("web-canary")).Should(Equal("nginx:1.29"))
+		Expect(image("web")(Default)).To(Equal("nginx:1.27"))
+		Expect(eventReasons(Default, app)).NotTo(ContainElement("CanaryAborted"))
 	})
 
 	It("resumes where it was after a manager restart: the step is in the status", func() {

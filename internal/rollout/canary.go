@@ -145,6 +145,13 @@ type CanaryFacts struct {
 	// stored, and its EndpointSlices list them ready: a promotion gives the stable pods the
 	// requests back only once they do. Without a Gateway there is no such Service, and it holds.
 	StableServed bool
+	// StableRestored says that every pod the stable Deployment asks for runs readyTemplate
+	// and is ready again: the deployment controller observed the Deployment back on it, every
+	// pod of it available (StableRestored), and with a Gateway its Service's EndpointSlices
+	// list that many ready pods of it. A canary whose promotion moved
+	// the stable pods (StableMoved), aborted or given up for a newer template, keeps its
+	// weight until they are back: the stable pods' Service may list none of them meanwhile.
+	StableRestored bool
 	// Analysis is the metric checks' outcome for the record's template, and AnalysisMessage
 	// names the check and its last value. The checks are measured only while the canary has
 	// a weight (a canary nobody calls has nothing to measure): at weight 0 it is not read.
@@ -174,7 +181,11 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	case f.Spec.Template == "":
 		// The spec's template is unknown: nothing advances, as with a held rollback; a canary
 		// whose pods or checks fail still stops taking requests.
-		if rec == nil || rec.Phase == CanaryAborted || rec.Phase == CanaryFinishing {
+		switch {
+		case rec != nil && rec.Phase == CanaryAborted && rec.Weight > 0:
+			// An abort goes on: the requests go back to the stable pods once they are back.
+			return returned(rec, f)
+		case rec == nil || rec.Phase == CanaryAborted || rec.Phase == CanaryFinishing:
 			return rec
 		}
 		if failed := checked(*rec, f); failed != nil {
@@ -190,6 +201,11 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	case rec.Phase == CanaryAborted && f.Spec.Request != rec.Request:
 		return drained(rec, f, start(f))
 	case rec.Phase == CanaryAborted:
+		if rec.Weight > 0 {
+			// An abort after the promotion moved the stable pods: the requests go back to
+			// them once they are all back.
+			return returned(rec, f)
+		}
 		if rec.Size > 0 && f.WeightInForce {
 			// Every request goes to the stable pods again: the canary's pods may go.
 			next := *rec
@@ -285,25 +301,41 @@ func start(f CanaryFacts) *CanaryRecord {
 // only when a weight of 0 is in force for rec, so that no request meets a pod that is going
 // away. Until then the record keeps rec's canary, its template and its pods, and takes its
 // weight to 0, as a step of its own (it begins now, so that the route tells it from the records
-// before it). A promotion that moved the stable pods is not drained: then follows at once, as
-// before (docs/design/canary.md, "Not built yet").
+// before it). A promotion that moved the stable pods gives them the template that serves back
+// (the spec no longer asks for the record's template, so StableTakesTemplate says no) and
+// keeps its weight until they are all back (returned).
 func drained(rec *CanaryRecord, f CanaryFacts, then *CanaryRecord) *CanaryRecord {
 	switch {
-	case rec == nil || rec.Size == 0 || rec.StableMoved || (rec.Weight == 0 && f.WeightInForce):
+	case rec == nil || rec.Size == 0 || (rec.Weight == 0 && f.WeightInForce):
 		return then
 	case rec.Weight == 0:
 		return rec
 	}
+	return returned(rec, f)
+}
+
+// returned takes rec's weight to 0, as a step of its own, unless its promotion moved the
+// stable pods and they are not all back: then rec stays as it is, its canary taking the
+// requests meanwhile.
+func returned(rec *CanaryRecord, f CanaryFacts) *CanaryRecord {
+	if rec.StableMoved && !f.StableRestored {
+		return rec
+	}
 	next := *rec
-	next.Weight, next.StepStarted = 0, f.Now
+	next.Weight, next.StableMoved, next.StepStarted = 0, false, f.Now
 	return &next
 }
 
 // abort ends next with every request on the stable template; the canary keeps its pods until
-// that weight of 0 is in force (Canary, in the Aborted phase), then has none.
+// that weight of 0 is in force (Canary, in the Aborted phase), then has none. A promotion that
+// moved the stable pods gives them the template that serves back (an aborted record never lets
+// them take its template) and keeps its weight until they are all back: sending the requests
+// to a Service that lists none of them would fail every one.
 func abort(next CanaryRecord, f CanaryFacts, reason, message string) *CanaryRecord {
-	// A promotion that moved the stable pods gives them the template that serves back.
-	next.Phase, next.Weight, next.StepStarted, next.StableMoved = CanaryAborted, 0, f.Now, false
+	next.Phase, next.StepStarted = CanaryAborted, f.Now
+	if !next.StableMoved || f.StableRestored {
+		next.Weight, next.StableMoved = 0, false
+	}
 	next.Reason = reason
 	next.Message = fmt.Sprintf("step %d of %d: %s", min(int(next.Step)+1, len(f.Steps)), len(f.Steps), message)
 	return &next
@@ -380,9 +412,20 @@ func CanaryPods(f Facts, want int32) (ready bool, fail *Failure, recheck time.Du
 	return ready, fail, recheck
 }
 
-// StableTakesTemplate tells whether the stable Deployment takes the canary's template: once a
-// promotion moved it (StableMoved), and while the promotion finishes. Otherwise, while a
-// canary is recorded, it keeps the template that serves.
-func StableTakesTemplate(rec *CanaryRecord) bool {
-	return rec != nil && (rec.Phase == CanaryFinishing || (rec.Phase == CanaryPromoting && rec.StableMoved))
+// StableRestored is CanaryFacts.StableRestored's part of the Deployment: the stable Deployment d, as
+// the deployment controller observed it, runs every pod it asks for of the template hash
+// (readyTemplate's pod-template-hash), available, and no pod of another template.
+func StableRestored(d *Deployment, hash string) bool {
+	return hash != "" && observed(d) && d.Current == hash && d.Replicas > 0 && d.StatusReplicas == d.UpdatedReplicas &&
+		d.UpdatedReplicas >= d.Replicas && d.AvailableReplicas >= d.Replicas
+}
+
+// StableTakesTemplate tells whether the stable Deployment takes the canary's template, which
+// is the spec's (spec, Spec.Template's terms; "" while unknown): once a promotion moved it
+// (StableMoved), and while the promotion finishes. Otherwise, while a canary is recorded, it
+// keeps the template that serves: also when the spec moved on from the promotion's template,
+// whose canary is then drained (the record keeps StableMoved until the stable pods are back).
+func StableTakesTemplate(rec *CanaryRecord, spec string) bool {
+	return rec != nil && (spec == "" || spec == rec.Template) &&
+		(rec.Phase == CanaryFinishing || (rec.Phase == CanaryPromoting && rec.StableMoved))
 }

@@ -162,6 +162,48 @@ func TestCanary(t *testing.T) {
 			r.Reason = ReasonCanaryAnalysisFailed
 			r.Message = `step 4 of 4: check "success-rate": 0.93, not >= 0.99 (2 of 1 failures allowed)`
 		})},
+		{"an abort after the stable pods moved keeps the canary's weight until they are back", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.Analysis, f.AnalysisMessage = AnalysisFailed, "check failed"
+		}), with(moved(rec(4, 100, CanaryAborted, 0)), func(r *CanaryRecord) {
+			r.Reason, r.Message = ReasonCanaryAnalysisFailed, "step 4 of 4: check failed"
+		})},
+		{"an abort after the stable pods moved and came back sends them every request", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.Analysis, f.AnalysisMessage, f.StableRestored = AnalysisFailed, "check failed", true
+		}), with(sized(rec(4, 0, CanaryAborted, 0), 100), func(r *CanaryRecord) {
+			r.Reason, r.Message = ReasonCanaryAnalysisFailed, "step 4 of 4: check failed"
+		})},
+		{"an aborted promotion's weight waits for the stable pods", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryAborted, time.Second))
+			f.WeightInForce = true
+		}), moved(rec(4, 100, CanaryAborted, time.Second))},
+		{"an aborted promotion's weight goes to 0, as a step of its own, once the stable pods are back", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryAborted, time.Second))
+			f.WeightInForce, f.StableRestored = true, true
+		}), sized(rec(4, 0, CanaryAborted, 0), 100)},
+		{"an aborted promotion's weight goes back also while the spec's template is unknown", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryAborted, time.Second))
+			f.Spec.Template, f.StableRestored = "", true
+		}), sized(rec(4, 0, CanaryAborted, 0), 100)},
+		{"a new template after the stable pods moved: the canary keeps every request until they are back", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.Spec.Template = "v3"
+			f.CanaryReady, f.CanaryListed, f.WeightInForce = true, true, true
+		}), moved(rec(4, 100, CanaryPromoting, time.Second))},
+		{"a new template after the stable pods moved: the weight goes to 0 once they are back", facts(func(f *CanaryFacts) {
+			f.Record = moved(rec(4, 100, CanaryPromoting, time.Second))
+			f.Spec.Template = "v3"
+			f.CanaryReady, f.CanaryListed, f.WeightInForce, f.StableRestored = true, true, true, true
+		}), sized(rec(4, 0, CanaryPromoting, 0), 100)},
+		{"a new template while the promotion finishes waits for its weight of 0", facts(func(f *CanaryFacts) {
+			f.Record = moved(sized(rec(4, 0, CanaryFinishing, time.Second), 100))
+			f.Spec.Template, f.ReadyTemplate = "v3", "v2"
+		}), moved(sized(rec(4, 0, CanaryFinishing, time.Second), 100))},
+		{"a new template once the finished promotion's weight of 0 is in force starts from it", facts(func(f *CanaryFacts) {
+			f.Record = moved(sized(rec(4, 0, CanaryFinishing, time.Second), 100))
+			f.Spec.Template, f.ReadyTemplate, f.WeightInForce = "v3", "v2", true
+		}), &CanaryRecord{Template: "v3", Stable: "v2", Phase: CanaryProgressing, StepStarted: now}},
 		{"a check that cannot be evaluated advances nothing", facts(func(f *CanaryFacts) {
 			f.Record = rec(1, 5, CanaryProgressing, time.Hour)
 			f.Analysis = AnalysisInconclusive
@@ -256,6 +298,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			f := CanaryFacts{Spec: Spec{Template: []string{"v2", "v2", "v2", "v3", "v1", ""}[r.IntN(6)], Request: []string{"", "", "again"}[r.IntN(3)]},
 				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
 				CanaryReady: r.IntN(3) > 0, CanaryListed: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableServed: r.IntN(3) > 0,
+				StableRestored: r.IntN(3) > 0,
 				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
 			if r.IntN(10) == 0 {
 				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
@@ -270,7 +313,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 			}
 			// The stable Deployment completes a promoted template at some look, and readyTemplate
 			// then names it.
-			if StableTakesTemplate(next) && r.IntN(4) == 0 {
+			if StableTakesTemplate(next, f.Spec.Template) && r.IntN(4) == 0 {
 				ready = next.Template
 			}
 			rec = next
@@ -282,7 +325,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
 	if next == nil {
 		// Removing the steps ends the canary at once: the route no longer splits.
-		if rec != nil && rec.Size > 0 && !rec.StableMoved && (rec.Weight != 0 || !f.WeightInForce) && len(f.Steps) > 0 {
+		if rec != nil && rec.Size > 0 && (rec.Weight != 0 || !f.WeightInForce) && len(f.Steps) > 0 {
 			return fmt.Sprintf("the canary ended while the route may still send its pods requests (%+v)", *rec)
 		}
 		return ""
@@ -290,12 +333,13 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 	switch {
 	case next.Weight < 0 || next.Weight > 100:
 		return fmt.Sprintf("weight %d", next.Weight)
-	case next.Phase == CanaryAborted && next.Weight != 0:
-		return fmt.Sprintf("an aborted canary keeps weight %d", next.Weight)
+	case next.Phase == CanaryAborted && next.Weight != 0 && (!next.StableMoved || rec == nil || next.Weight != rec.Weight):
+		return fmt.Sprintf("an aborted canary keeps weight %d, not the weight of a promotion that moved the stable pods", next.Weight)
 	case next.Weight > next.Size:
 		return fmt.Sprintf("weight %d above the %d the canary's pods are sized for", next.Weight, next.Size)
 	case (f.CanaryFailure != nil || f.Analysis == AnalysisFailed && rec != nil && rec.Weight > 0) && next.Weight != 0 &&
-		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template):
+		next.Phase != CanaryFinishing && (next.Phase != CanaryPromoting || f.ReadyTemplate != next.Template) &&
+		(!next.StableMoved || f.StableRestored):
 		return fmt.Sprintf("a failed canary keeps weight %d (%+v)", next.Weight, *next)
 	case next.Template == next.Stable:
 		return fmt.Sprintf("a canary of the stable template %q", next.Template)
@@ -320,13 +364,18 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("weight %d is no step's", next.Weight)
 	case !rec.StableMoved && next.StableMoved && (next.Weight != 100 || !f.WeightInForce || next.Template != rec.Template):
 		return fmt.Sprintf("the stable Deployment moved to the canary's template while the stable pods may take requests (%+v)", *next)
+	case rec.StableMoved && next.Weight < rec.Weight && next.Phase != CanaryFinishing && !f.StableRestored:
+		return fmt.Sprintf("the requests went back to the stable pods a promotion moved before they were all back (%+v)", *next)
+	case rec.StableMoved && next.Template == rec.Template && StableTakesTemplate(rec, f.Spec.Template) && !StableTakesTemplate(next, f.Spec.Template) &&
+		next.Weight != 0 && next.Phase != CanaryAborted:
+		return fmt.Sprintf("the stable pods the promotion moved were turned back while it goes on (%+v)", *next)
 	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
 	case next.Weight > rec.Weight && !f.CanaryListed:
 		return fmt.Sprintf("the weight rose to %d before the canary Service listed its pods", next.Weight)
 	case next.Weight > rec.Weight && next.Weight > rec.Size:
 		return fmt.Sprintf("the weight rose to %d before the canary was sized for it (%d)", next.Weight, rec.Size)
-	case next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce) && !rec.StableMoved:
+	case next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce):
 		return fmt.Sprintf("the canary's pods shrank to %d while the route may still send them requests (%+v)", next.Size, *rec)
 	}
 	return ""

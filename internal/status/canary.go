@@ -27,8 +27,13 @@ func canaryStalled(c *Canary) *Failure {
 	case c == nil:
 		return nil
 	case c.Status != nil && c.Status.Phase == "Aborted":
+		went := "every request went back to the stable pods"
+		if c.Status.Weight > 0 {
+			// An abort after the promotion moved the stable pods (docs/design/canary.md).
+			went = fmt.Sprintf("its pods take %d%% of the requests until the stable pods, returning to the template that serves, all run again", c.Status.Weight)
+		}
 		return &Failure{Reason: examplev1.ReasonCanaryAborted, Terminal: true,
-			Message: "The canary release was aborted and every request went back to the stable pods: " + c.Status.Message +
+			Message: "The canary release was aborted and " + went + ": " + c.Status.Message +
 				". It holds until the spec asks for another pod template or a reconcile is requested"}
 	case c.Unavailable && c.Held:
 		return &Failure{Reason: examplev1.ReasonCanaryAnalysisUnavailable, Terminal: true, Message: unavailableMessage}

@@ -34,6 +34,7 @@ var fuzzSeeds = []string{
 	`{"Canary":{"Steps":2,"Inconclusive":"check \"a\" cannot be evaluated","Status":{"template":"t","phase":"Paused","step":1,"weight":5,"size":5,"stepStarted":"2026-12-01T00:00:00Z"}}}`,
 	`{"Canary":{"Steps":2,"Status":{"template":"t","phase":"Aborted","step":0,"weight":0,"size":5,"reason":"CrashLoopBackOff","message":"step 1 of 2: the canary's pods fail","stepStarted":"2026-12-01T00:00:00Z"}}}`,
 	`{"Canary":{"Steps":2,"Unavailable":true,"Held":true}}`,
+	`{"Deployment":{"metadata":{"name":"web","generation":3},"spec":{"replicas":4},"status":{"observedGeneration":2,"replicas":5,"updatedReplicas":1,"availableReplicas":4}},"Canary":{"Steps":2,"Status":{"template":"t","phase":"Aborted","step":2,"weight":100,"size":100,"stableMoved":true,"reason":"CanaryAbortedByUser","message":"step 2 of 2: aborted by the user","stepStarted":"2026-12-01T00:00:00Z"}}}`,
 }
 
 // conditionReason is the pattern the API server validates a condition reason against

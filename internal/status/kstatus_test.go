@@ -59,6 +59,13 @@ func TestKstatus(t *testing.T) {
 			}()}, kstatus.InProgressStatus},
 		"a canary aborted": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
 			Canary: canaryIn("Aborted")}, kstatus.FailedStatus},
+		"a promotion aborted after it moved the stable pods, its canary keeping the requests until they are back": {Observed{
+			Deployment: deployment(3, 2, 4, 5, 1, 4, 4, false), DeploymentStale: true,
+			Canary: func() *Canary {
+				c := canaryIn("Aborted")
+				c.Status.Weight, c.Status.Size, c.Status.StableMoved = 100, 100, true
+				return c
+			}()}, kstatus.FailedStatus},
 		"a release held for want of a Prometheus": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
 			Canary: &Canary{Steps: 2, Unavailable: true, Held: true}}, kstatus.FailedStatus},
 		"metric checks without a Prometheus, no release pending": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
