@@ -138,11 +138,11 @@ func TestStableKeptWhileAnyRecordKeepsIt(t *testing.T) {
 		records []*rollout.CanaryRecord
 		want    bool
 	}{
-		"no canary":                                    {spec: "b", records: []*rollout.CanaryRecord{nil, nil}, want: false},
-		"a start not stored":                           {spec: "b", records: []*rollout.CanaryRecord{nil, progressing}, want: true},
-		"a canary stored, its end not stored":          {spec: "b", records: []*rollout.CanaryRecord{progressing, nil}, want: true},
-		"the promotion moved the stable pods":          {spec: "b", records: []*rollout.CanaryRecord{moved, finishing}, want: false},
-		"a new template's start after the stable move": {spec: "c", records: []*rollout.CanaryRecord{moved, progressing}, want: true},
+		"no canary":                                     {spec: "b", records: []*rollout.CanaryRecord{nil, nil}, want: false},
+		"a start not stored":                            {spec: "b", records: []*rollout.CanaryRecord{nil, progressing}, want: true},
+		"a canary stored, its end not stored":           {spec: "b", records: []*rollout.CanaryRecord{progressing, nil}, want: true},
+		"the promotion moved the stable pods":           {spec: "b", records: []*rollout.CanaryRecord{moved, finishing}, want: false},
+		"a new template's start after the stable move":  {spec: "c", records: []*rollout.CanaryRecord{moved, progressing}, want: true},
 		"a newer template pushed after the stable move": {spec: "c", records: []*rollout.CanaryRecord{moved}, want: true},
 		"a newer template pushed while it finishes":     {spec: "c", records: []*rollout.CanaryRecord{finishing}, want: true},
 		"the spec's template unknown after the move":    {spec: "", records: []*rollout.CanaryRecord{moved}, want: false},

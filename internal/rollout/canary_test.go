@@ -299,7 +299,7 @@ func TestCanaryRandomLooks(t *testing.T) {
 				Steps: steps, ReadyTemplate: ready, Record: rec, Now: now,
 				CanaryReady: r.IntN(3) > 0, CanaryListed: r.IntN(3) > 0, WeightInForce: r.IntN(3) > 0, StableServed: r.IntN(3) > 0,
 				StableRestored: r.IntN(3) > 0,
-				Analysis: AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
+				Analysis:       AnalysisOutcome(r.IntN(8) / 6 * (1 + r.IntN(2)))}
 			if r.IntN(10) == 0 {
 				f.Control = []CanaryControl{ControlPromote, ControlAbort, ControlPause, ControlResume}[r.IntN(4)]
 				f.Token = string(f.Control) + string(rune('a'+look))
