@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -186,6 +187,16 @@ func stopAppTraffic(what string, streams []*traffic.Stream, started time.Time) {
 		Expect(r.Sent).To(BeNumerically(">=", int(time.Since(started).Seconds())*requestsPerSecond/2), "%s", r)
 		Expect(r.Failed*1000).To(BeNumerically("<=", r.Sent*maxFailedPerMille), "%s", r)
 	}
+}
+
+// deleteStaleLease deletes the leader Lease an uninstalled manager could not release (its RBAC
+// went with it), as docs/operations/install.md "Uninstalling" says, once its Deployment is
+// gone: a manager installed again in ns then leads at once, not when the Lease expires.
+func deleteStaleLease(ns string) {
+	Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: operatorName}, &appsv1.Deployment{}))
+	}).Should(BeTrue(), "the operator's Deployment in %s goes with its uninstall", ns)
+	deleteAndWait(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: leaseName}})
 }
 
 // deleteAndWait deletes an object and waits until it is gone.

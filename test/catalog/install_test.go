@@ -35,6 +35,7 @@ const (
 	current      = "0.5.0"
 	operatorName = "myapp-operator-controller-manager" // the manager's Deployment and ServiceAccount
 	crdName      = "myapps.example.com"
+	leaseName    = "myapp-operator.example.com" // the manager's leader election ID
 	// The namespaces of config/olm (OwnNamespace: the operator and its MyApps) and of
 	// config/olmv1 (the operator; its MyApps live anywhere).
 	olmNS        = "myapp-operator"
@@ -159,6 +160,7 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(podRestarts(g, olmNS)).To(Equal(before))
 		}).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+		deleteStaleLease(olmNS)
 
 		By("reinstalling from the catalog: the current operator adopts the apps without restarting a pod")
 		subscribe("")
@@ -219,6 +221,7 @@ var _ = Describe("Installing from the catalog image", Ordered, func() {
 			}).Should(BeTrue(), "the CRD goes with the ClusterExtension")
 			deleteAndWait(cat)
 			deleteAndWait(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: mirrorAppNS}})
+			deleteStaleLease(olmv1NS)
 		})
 		olm.ApplyFile(filepath.Join(olmv1Samples, "namespace.yaml"), nil)
 		olm.ApplyFile(filepath.Join(olmv1Samples, "installer-rbac.yaml"), nil)
