@@ -97,10 +97,12 @@ func classify(err error) failure {
 			retryAfter: slowRetry,
 		}
 	case errors.As(err, &noGateway):
-		// Installing the Gateway API fires no event the operator watches: it looks again.
+		// Installing the Gateway API fires no event the operator watches: its probe looks
+		// again and reconciles every MyApp once it finds it; a CRD removed after the operator
+		// found it, and installed again, is seen at the MyApp's retry.
 		return failure{
 			Failure:    status.Failure{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: noGateway.Error(), Terminal: true},
-			retryAfter: gatewayAPILookInterval,
+			retryAfter: gatewayAPIRetry,
 		}
 	case errors.As(err, &notOwned):
 		return failure{

@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -257,8 +258,14 @@ func mayBeUnserved(err error) bool {
 }
 
 // gatewayAPILookInterval is how often, at most, the operator asks the API server whether it
-// now serves HTTPRoutes, while a MyApp needs one and it does not.
-const gatewayAPILookInterval = 30 * time.Second
+// now serves HTTPRoutes while it does not (probe asks that often whatever the MyApps need):
+// installing the Gateway API fires no event the operator watches, and its watch would need
+// read access to every CRD of the cluster.
+const gatewayAPILookInterval = 10 * time.Second
+
+// gatewayAPIRetry is how soon a MyApp that needs the Gateway API, while it is not served,
+// is reconciled again.
+const gatewayAPIRetry = 30 * time.Second
 
 // gatewayAPI knows whether the cluster serves HTTPRoutes, and starts the watch of the MyApps'
 // HTTPRoutes the first time it finds that it does. The Gateway API is optional: without its
@@ -269,6 +276,10 @@ type gatewayAPI struct {
 	discovery discovery.DiscoveryInterface
 	// watch starts the watch of HTTPRoutes; called once.
 	watch func() error
+	// found reconciles every MyApp, once a look first finds HTTPRoutes served: those that wait
+	// for the Gateway API go on at once, not at their next retry. It runs in a goroutine of
+	// its own.
+	found func(context.Context)
 	// gateways and ingressClasses are the reads of the cluster-wide objects that say who
 	// serves a MyApp's exposure (expose_reads.go): Gateways with their GatewayClasses, and
 	// IngressClasses.
@@ -357,6 +368,9 @@ func (g *gatewayAPI) lookLocked(ctx context.Context, now time.Time) (bool, error
 	}
 	g.served = true
 	log.FromContext(ctx).Info("The cluster serves the Gateway API; watching the MyApps' HTTPRoutes")
+	if g.found != nil {
+		go g.found(context.WithoutCancel(ctx))
+	}
 	return true, nil
 }
 
@@ -386,34 +400,57 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 	if err != nil {
 		return err
 	}
+	everyMyApp := make(chan event.GenericEvent)
+	if err := c.Watch(source.Channel(everyMyApp, &handler.EnqueueRequestForObject{})); err != nil {
+		return err
+	}
 	r.gateway = &gatewayAPI{mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
 		return c.Watch(source.Kind[client.Object](routes, &gatewayv1.HTTPRoute{},
 			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
 			childChanged(routeStatusChanged)))
-	}}
+	}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
 	if err := r.setupClusterReads(mgr, c); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(r.gateway.probe))
 }
 
-// probe looks, once the manager leads, whether the Gateway API is served, and asks again
-// with backoff until it has an answer: HTTPRoutes of MyApps that no longer ask for one are
-// found only through the watch it starts.
+// probe looks, once the manager leads, whether the Gateway API is served, asking again with
+// backoff while it has no answer, and then every gatewayAPILookInterval until it is served:
+// HTTPRoutes of MyApps that no longer ask for one are found only through the watch a look
+// starts, and a Gateway API installed later is noticed within the interval, whatever the
+// MyApps' retries.
 func (g *gatewayAPI) probe(ctx context.Context) error {
 	delay := time.Second
 	for {
-		_, err := g.lookNow(ctx, time.Now())
-		if err == nil {
+		served, err := g.lookNow(ctx, time.Now())
+		switch {
+		case err != nil:
+			log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is served; asking again", "after", delay)
+		case served:
 			return nil
+		default:
+			delay = gatewayAPILookInterval
 		}
-		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is served; asking again", "after", delay)
+		// A look finds it served once; a CRD removed after that is the MyApps' to see.
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, gatewayAPILookInterval)
+	}
+}
+
+// enqueueEveryMyApp sends every MyApp of the cache to the controller's queue through events.
+func enqueueEveryMyApp(ctx context.Context, c client.Reader, events chan<- event.GenericEvent) {
+	list := &examplev1.MyAppList{}
+	if err := c.List(ctx, list); err != nil {
+		log.FromContext(ctx).Error(err, "Could not list the MyApps to reconcile now that the Gateway API is served; each looks again at its retry")
+		return
+	}
+	for i := range list.Items {
+		events <- event.GenericEvent{Object: &list.Items[i]}
 	}
 }
 

@@ -608,7 +608,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		By("installing it again")
 		_, err = envtest.InstallCRDs(cfg, crds)
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(getRoute(ns, "gone")).WithTimeout(2 * gatewayAPILookInterval).Should(Not(BeNil()))
+		Eventually(getRoute(ns, "gone")).WithTimeout(2 * gatewayAPIRetry).Should(Not(BeNil()))
 		Eventually(func(g Gomega) {
 			app := getMyApp(ns, "gone")(g)
 			g.Expect(condition(g, app, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))

@@ -66,7 +66,7 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		})
 		Eventually(getRoute).WithArguments(ns, app.Name).Should(Succeed())
 		// No Gateway answers for the route: the MyApp waits for one, not Ready, and keeps its
-		// Ingress. (Before the operator's next look at discovery, within a minute, it may say
+		// Ingress. (Before the operator's next look at discovery, within 10 s, it may say
 		// GatewayAPINotInstalled first.)
 		waiting := func(g Gomega) {
 			a := myApp(g, ns)
