@@ -245,11 +245,18 @@ func kubectl(stdin []byte, args ...string) {
 // deployedManifests are what deployOperator applied, for the run-bundle spec to remove.
 var deployedManifests []byte
 
+// storyGrace is the manager's --rollout-failure-grace in these stories: each rollback, and a
+// canary's abort by the operator's own judge, waits that long after the pods' problem was
+// first seen. The default (30 s) is a setting like any other; the Helm suite runs with 5 s and
+// the envtest stories with 1 s.
+const storyGrace = "--rollout-failure-grace=10s"
+
 // deployOperator applies config/default through a kustomization of its own that sets the
 // manager image and labels the operator's namespace to enforce the restricted level, as an
-// operator author deploying to a hardened cluster would; managerArgs are added to the
-// manager's command line.
+// operator author deploying to a hardened cluster would; storyGrace and managerArgs are added
+// to the manager's command line.
 func deployOperator(managerArgs ...string) {
+	managerArgs = append([]string{storyGrace}, managerArgs...)
 	configDefault, err := filepath.Abs(filepath.Join("..", "..", "config", "default"))
 	Expect(err).NotTo(HaveOccurred())
 	repo, tag, _ := strings.Cut(managerImage[strings.LastIndex(managerImage, "/")+1:], ":")
