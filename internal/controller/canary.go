@@ -339,15 +339,8 @@ func (r *MyAppReconciler) confirmRise(ctx context.Context, app *examplev1.MyApp,
 // Gateway sends the canary its share, whether the canary Service's EndpointSlices as stored
 // list them.
 func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.MyApp, rec *rollout.CanaryRecord, stable int32) (bool, error) {
-	d := &appsv1.Deployment{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: desired.CanaryName(app)}, d); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(d, app) {
-		return false, nil
-	}
-	sets, _, err := r.replicaSetsOf(ctx, app)
-	if err != nil {
+	d, sets, err := r.liveDeployment(ctx, app, desired.CanaryName(app))
+	if d == nil || err != nil {
 		return false, err
 	}
 	facts := r.canaryFacts(d, sets, rec)
@@ -366,15 +359,8 @@ func (r *MyAppReconciler) canaryServesLive(ctx context.Context, app *examplev1.M
 // readyTemplate, available, and with a Gateway the stable pods' Service's EndpointSlices list
 // want ready pods of it.
 func (r *MyAppReconciler) stableRestoredLive(ctx context.Context, app *examplev1.MyApp, want int32) (bool, error) {
-	d := &appsv1.Deployment{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: app.Name}, d); err != nil {
-		return false, client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(d, app) {
-		return false, nil
-	}
-	sets, _, err := r.replicaSetsOf(ctx, app)
-	if err != nil {
+	d, sets, err := r.liveDeployment(ctx, app, app.Name)
+	if d == nil || err != nil {
 		return false, err
 	}
 	if !rollout.StableRestored(deploymentFacts(d, ownedSets(sets, d), ""), app.Status.ReadyTemplate) {
@@ -384,6 +370,23 @@ func (r *MyAppReconciler) stableRestoredLive(ctx context.Context, app *examplev1
 		return true, nil
 	}
 	return r.listsLive(ctx, app, desired.StableName(app), app.Status.ReadyTemplate, want)
+}
+
+// liveDeployment reads the named Deployment from the API server, and the MyApp's ReplicaSets
+// from the pod cache: nil when it does not exist or the MyApp does not control it.
+func (r *MyAppReconciler) liveDeployment(ctx context.Context, app *examplev1.MyApp, name string) (*appsv1.Deployment, []metav1.PartialObjectMetadata, error) {
+	d := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, d); err != nil {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(d, app) {
+		return nil, nil, nil
+	}
+	sets, _, err := r.replicaSetsOf(ctx, app)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, sets, nil
 }
 
 // splitsByRoute says that the MyApp's requests reach its pods through an HTTPRoute, which
