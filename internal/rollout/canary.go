@@ -179,19 +179,7 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	promoted := rec != nil && rec.Template == f.Spec.Template && (rec.Phase == CanaryPromoting || rec.Phase == CanaryFinishing)
 	switch {
 	case f.Spec.Template == "":
-		// The spec's template is unknown: nothing advances, as with a held rollback; a canary
-		// whose pods or checks fail still stops taking requests.
-		switch {
-		case rec != nil && rec.Phase == CanaryAborted && rec.Weight > 0:
-			// An abort goes on: the requests go back to the stable pods once they are back.
-			return returned(rec, f)
-		case rec == nil || rec.Phase == CanaryAborted || rec.Phase == CanaryFinishing:
-			return rec
-		}
-		if failed := checked(*rec, f); failed != nil {
-			return failed
-		}
-		return rec
+		return unknownSpec(rec, f)
 	case len(f.Steps) == 0:
 		return nil
 	case !promoted && (f.ReadyTemplate == "" || f.Spec.Template == f.ReadyTemplate):
@@ -201,18 +189,7 @@ func Canary(f CanaryFacts) *CanaryRecord {
 	case rec.Phase == CanaryAborted && f.Spec.Request != rec.Request:
 		return drained(rec, f, start(f))
 	case rec.Phase == CanaryAborted:
-		if rec.Weight > 0 {
-			// An abort after the promotion moved the stable pods: the requests go back to
-			// them once they are all back.
-			return returned(rec, f)
-		}
-		if rec.Size > 0 && f.WeightInForce {
-			// Every request goes to the stable pods again: the canary's pods may go.
-			next := *rec
-			next.Size = 0
-			return &next
-		}
-		return rec
+		return aborted(rec, f)
 	case rec.Phase == CanaryFinishing:
 		if f.WeightInForce {
 			return nil
@@ -241,6 +218,37 @@ func Canary(f CanaryFacts) *CanaryRecord {
 		return rec
 	}
 	return &next
+}
+
+// unknownSpec is the record while the spec's template is unknown: nothing advances, as with
+// a held rollback; a canary whose pods or checks fail still stops taking requests, and an
+// abort goes on (the requests go back to the stable pods once they are back).
+func unknownSpec(rec *CanaryRecord, f CanaryFacts) *CanaryRecord {
+	switch {
+	case rec != nil && rec.Phase == CanaryAborted && rec.Weight > 0:
+		return returned(rec, f)
+	case rec == nil || rec.Phase == CanaryAborted || rec.Phase == CanaryFinishing:
+		return rec
+	}
+	if failed := checked(*rec, f); failed != nil {
+		return failed
+	}
+	return rec
+}
+
+// aborted is the record of an aborted canary that holds: after an abort of a promotion that
+// moved the stable pods, its weight goes to 0 once they are all back; once a weight of 0 is in
+// force, every request goes to the stable pods again and the canary's pods may go.
+func aborted(rec *CanaryRecord, f CanaryFacts) *CanaryRecord {
+	switch {
+	case rec.Weight > 0:
+		return returned(rec, f)
+	case rec.Size > 0 && f.WeightInForce:
+		next := *rec
+		next.Size = 0
+		return &next
+	}
+	return rec
 }
 
 // control carries out a manual control other than an abort.

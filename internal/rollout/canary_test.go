@@ -354,6 +354,9 @@ func canaryBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *Ca
 
 // canaryStepBroken names the rule the step from rec to next breaks, "" when it breaks none.
 func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
+	if broken := movedStepBroken(rec, f, next); broken != "" {
+		return broken
+	}
 	switch {
 	case rec.Phase == CanaryPromoting && rec.Template == next.Template && next.Phase == CanaryFinishing && f.ReadyTemplate != next.Template:
 		return "a promotion finished before readyTemplate named its template"
@@ -364,11 +367,6 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("weight %d is no step's", next.Weight)
 	case !rec.StableMoved && next.StableMoved && (next.Weight != 100 || !f.WeightInForce || next.Template != rec.Template):
 		return fmt.Sprintf("the stable Deployment moved to the canary's template while the stable pods may take requests (%+v)", *next)
-	case rec.StableMoved && next.Weight < rec.Weight && next.Phase != CanaryFinishing && !f.StableRestored:
-		return fmt.Sprintf("the requests went back to the stable pods a promotion moved before they were all back (%+v)", *next)
-	case rec.StableMoved && next.Template == rec.Template && StableTakesTemplate(rec, f.Spec.Template) && !StableTakesTemplate(next, f.Spec.Template) &&
-		next.Weight != 0 && next.Phase != CanaryAborted:
-		return fmt.Sprintf("the stable pods the promotion moved were turned back while it goes on (%+v)", *next)
 	case next.Weight > rec.Weight && !f.CanaryReady:
 		return fmt.Sprintf("the weight rose to %d with the canary's pods not serving", next.Weight)
 	case next.Weight > rec.Weight && !f.CanaryListed:
@@ -377,6 +375,20 @@ func canaryStepBroken(steps []CanaryStep, rec *CanaryRecord, f CanaryFacts, next
 		return fmt.Sprintf("the weight rose to %d before the canary was sized for it (%d)", next.Weight, rec.Size)
 	case next.Size < rec.Size && (rec.Weight != 0 || !f.WeightInForce):
 		return fmt.Sprintf("the canary's pods shrank to %d while the route may still send them requests (%+v)", next.Size, *rec)
+	}
+	return ""
+}
+
+// movedStepBroken names the rule of a promotion that moved the stable pods the step from rec
+// to next breaks, "" when it breaks none.
+func movedStepBroken(rec *CanaryRecord, f CanaryFacts, next *CanaryRecord) string {
+	switch {
+	case !rec.StableMoved:
+	case next.Weight < rec.Weight && next.Phase != CanaryFinishing && !f.StableRestored:
+		return fmt.Sprintf("the requests went back to the stable pods a promotion moved before they were all back (%+v)", *next)
+	case next.Template == rec.Template && StableTakesTemplate(rec, f.Spec.Template) && !StableTakesTemplate(next, f.Spec.Template) &&
+		next.Weight != 0 && next.Phase != CanaryAborted:
+		return fmt.Sprintf("the stable pods the promotion moved were turned back while it goes on (%+v)", *next)
 	}
 	return ""
 }
