@@ -199,10 +199,25 @@ func (m installMode) startManager(bin, version string) *testutil.Process {
 	Expect(clientcmd.WriteToFile(*cfg, impersonating)).To(Succeed())
 	metrics, err := testutil.FreeLoopbackAddr()
 	Expect(err).NotTo(HaveOccurred())
+	args := []string{"--leader-elect", "--leader-election-namespace=" + leaseNamespaceFlag(version, m.installNS),
+		"--metrics-bind-address=" + metrics, "--health-probe-bind-address=0"}
+	if hasGraceFlag(version) {
+		// A rollback the story holds under a previous manager waits its grace; the Helm
+		// suite runs with the same 5 s.
+		args = append(args, "--rollout-failure-grace=5s")
+	}
 	return run("manager-"+m.name+"-"+version, bin,
-		[]string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + watch, "POD_NAMESPACE=" + m.installNS},
-		"--leader-elect", "--leader-election-namespace="+leaseNamespaceFlag(version, m.installNS),
-		"--metrics-bind-address="+metrics, "--health-probe-bind-address=0")
+		[]string{"KUBECONFIG=" + impersonating, "WATCH_NAMESPACE=" + watch, "POD_NAMESPACE=" + m.installNS}, args...)
+}
+
+// hasGraceFlag tells whether the manager of version has --rollout-failure-grace: 0.4.0 and
+// later (the current one too).
+func hasGraceFlag(version string) bool {
+	switch version {
+	case "0.2.0", "0.3.0", "0.3.1", "0.3.2":
+		return false
+	}
+	return true
 }
 
 // leaseNamespaceFlag is empty for the current manager, which finds its namespace in
