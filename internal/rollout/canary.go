@@ -414,8 +414,7 @@ func CanaryPods(f Facts, want int32) (ready bool, fail *Failure, recheck time.Du
 	if f.Spec.Template == "" || !observed(d) || d.Applied != f.Spec.Template {
 		return false, nil, 0
 	}
-	ready = want > 0 && d.Replicas == want && d.StatusReplicas == d.UpdatedReplicas &&
-		d.UpdatedReplicas >= want && d.AvailableReplicas >= want
+	ready = d.Replicas == want && runsAll(d)
 	fail, recheck = failure(f)
 	return ready, fail, recheck
 }
@@ -424,8 +423,14 @@ func CanaryPods(f Facts, want int32) (ready bool, fail *Failure, recheck time.Du
 // the deployment controller observed it, runs every pod it asks for of the template hash
 // (readyTemplate's pod-template-hash), available, and no pod of another template.
 func StableRestored(d *Deployment, hash string) bool {
-	return hash != "" && observed(d) && d.Current == hash && d.Replicas > 0 && d.StatusReplicas == d.UpdatedReplicas &&
-		d.UpdatedReplicas >= d.Replicas && d.AvailableReplicas >= d.Replicas
+	return hash != "" && observed(d) && d.Current == hash && runsAll(d)
+}
+
+// runsAll tells whether the Deployment d asks for pods and runs every one of them of its
+// current template, available, and none of another.
+func runsAll(d *Deployment) bool {
+	return d.Replicas > 0 && d.StatusReplicas == d.UpdatedReplicas && d.UpdatedReplicas >= d.Replicas &&
+		d.AvailableReplicas >= d.Replicas
 }
 
 // StableTakesTemplate tells whether the stable Deployment takes the canary's template, which
