@@ -104,6 +104,8 @@ OPM ?= $(OLM_BIN)/opm
 OPERATOR_SDK ?= $(OLM_BIN)/operator-sdk
 SCORECARD_TEST ?= $(OLM_BIN)/scorecard-test
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
+# The real node's NetworkPolicy enforcer (kube-router's policy controller), for make test-realnode.
+NETPOL ?= $(LOCALBIN)/netpol
 GOLANGCI_LINT_KEY := $(call tool-key,golangci-lint)
 GOLANGCI_LINT ?= $(call tool-dir,golangci-lint,$(GOLANGCI_LINT_VERSION),$(GOLANGCI_LINT_KEY))/golangci-lint
 CRD_REF_DOCS_KEY := $(call tool-key,crd-ref-docs)
@@ -601,10 +603,11 @@ CLUSTER_DEPS := $(CONTROL_PLANE_DEPS) $(if $(filter real,$(NODE)),$(REALNODE_DEP
 # does), with retries and deadlines (a mirror that stalls must not hold a CI run); anyone
 # else is told what to install.
 # busybox-static is for make test-realnode only: the shell, cat, gzip and cp that the images
-# of operator-sdk run bundle and OLM's bundle unpacking run.
-REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables busybox-static
+# of operator-sdk run bundle and OLM's bundle unpacking run; so is ipset, which the
+# NetworkPolicy enforcer of its node (hack/tools/netpol) writes the policies' peers with.
+REALNODE_PACKAGES := containerd runc containernetworking-plugins iptables busybox-static ipset
 REALNODE_FILES := containerd runc iptables ip6tables /usr/lib/cni/bridge /usr/lib/cni/host-local \
-	/usr/lib/cni/portmap /usr/lib/cni/loopback /bin/busybox
+	/usr/lib/cni/portmap /usr/lib/cni/loopback /bin/busybox ipset
 .PHONY: realnode-packages
 realnode-packages: ## Install the Debian packages a real node needs (as root with apt-get), or say which they are.
 	@missing=; for f in $(REALNODE_FILES); do command -v $$f >/dev/null || missing=1; done; \
@@ -835,13 +838,13 @@ endef
 REALNODE_FLAGS ?=
 .PHONY: test-realnode
 TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb \
-	$(OPM) $(TRAEFIK) $(UNTAR) $(PROMETHEUS_BIN)/prometheus
+	$(OPM) $(TRAEFIK) $(UNTAR) $(PROMETHEUS_BIN)/prometheus $(NETPOL)
 test-realnode: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, canary releases through Traefik judged by Prometheus, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
 .PHONY: realnode-run
 realnode-run:
-	$(LOCALCLUSTER) up
+	$(LOCALCLUSTER) --network-policy $(NETPOL) up
 	reg=$$($(LOCALCLUSTER) registry); \
 	$(MAKE) --no-print-directory image-build IMG=$$reg/myapp-operator:v$(VERSION) PUSH=1 PREPARED=1; \
 	$(call push-test-apps,$$reg); \
@@ -995,6 +998,8 @@ $(addprefix $(K8S_NODE_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserve
 # The image tool (hack/tools/image: images from static binaries, and the registry), the
 # sandbox image's program and the scorecard's untar; all ours, so they live in bin/ and
 # rebuild when their source changes.
+$(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum hack/tools/netpol/main.go | $(LOCALBIN)
+	cd hack/tools/netpol && $(GO_TOOL_BUILD) -o $@ .
 $(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
 	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ .
 $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)

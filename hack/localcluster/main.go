@@ -46,6 +46,7 @@ type Options struct {
 	Node         string // the kind of node: nodeKwok or nodeReal
 	ImageTool    string // hack/tools/image, which builds images and serves the registry (real node)
 	Pause        string // the static binary of the sandbox image (real node)
+	NetPol       string // hack/tools/netpol, which enforces NetworkPolicies on the real node; none when empty
 	Operator     string // the manager binary, for start-operator
 	Nodes        int    // simulated nodes to create; -1: 2 with --node=kwok, 0 with --node=real
 	Timeout      time.Duration
@@ -63,6 +64,7 @@ func main() {
 	fs.StringVar(&o.Node, "node", nodeKwok, "kind of node: kwok (simulated, fast) or real (kubelet, containerd, CNI, kube-proxy)")
 	fs.StringVar(&o.ImageTool, "image-tool", "", "the image tool (hack/tools/image), for --node=real")
 	fs.StringVar(&o.Pause, "pause", "", "the static pause binary for the sandbox image, for --node=real")
+	fs.StringVar(&o.NetPol, "network-policy", "", "the NetworkPolicy enforcer (hack/tools/netpol) the real node runs; none when empty (the bridge plugin enforces no policy)")
 	fs.IntVar(&o.Nodes, "nodes", -1, "number of simulated nodes (default 2 with --node=kwok, 0 with --node=real)")
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to come up")
 	fs.Usage = func() {

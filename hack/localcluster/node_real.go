@@ -34,6 +34,9 @@ const (
 // realNodePackages are the Debian packages the real node needs (make realnode-packages).
 const realNodePackages = "containerd runc containernetworking-plugins iptables"
 
+// netPolPackages are those the NetworkPolicy enforcer needs beside them (--network-policy).
+const netPolPackages = "ipset"
+
 // realNode runs a kubelet with containerd, runc, CNI (bridge, host-local, portmap) and
 // kube-proxy in iptables mode, plus an image registry the kubelet pulls from. Everything it
 // writes lives under <state>/node and <state>/registry; what it must put elsewhere on this
@@ -48,7 +51,11 @@ func newRealNode(o Options) *realNode {
 }
 
 func (r *realNode) components() []string {
-	return []string{"registry", "containerd", "kubelet", "kube-proxy"}
+	names := []string{"registry", "containerd", "kubelet", "kube-proxy"}
+	if r.o.NetPol != "" {
+		names = append(names, "network-policy")
+	}
+	return names
 }
 
 func (r *realNode) apiserverAddress() string { return nodeIP }
@@ -134,7 +141,17 @@ func (r *realNode) checkPrerequisites() error {
 		return fmt.Errorf("a real node needs %s, from the Debian packages %s: run `make realnode-packages` as root, "+
 			"or `apt-get install %s`", strings.Join(missing, ", "), realNodePackages, realNodePackages)
 	}
-	for _, f := range []string{filepath.Join(r.o.nodeBin(), "kubelet"), filepath.Join(r.o.nodeBin(), "kube-proxy"), r.o.ImageTool, r.o.Pause} {
+	if r.o.NetPol != "" {
+		if _, err := exec.LookPath("ipset"); err != nil {
+			return fmt.Errorf("the NetworkPolicy enforcer (--network-policy) needs ipset, from the Debian package %s: "+
+				"run `make realnode-packages` as root, or `apt-get install %s`", netPolPackages, netPolPackages)
+		}
+	}
+	binaries := []string{filepath.Join(r.o.nodeBin(), "kubelet"), filepath.Join(r.o.nodeBin(), "kube-proxy"), r.o.ImageTool, r.o.Pause}
+	if r.o.NetPol != "" {
+		binaries = append(binaries, r.o.NetPol)
+	}
+	for _, f := range binaries {
 		if _, err := os.Stat(f); err != nil {
 			return fmt.Errorf("a real node needs %s (built by `make cluster-up NODE=real`): %w", f, err)
 		}
@@ -159,7 +176,10 @@ func (r *realNode) start(ctx context.Context, c *cluster) error {
 	if err := r.startKubelet(c); err != nil {
 		return err
 	}
-	return r.startKubeProxy(c)
+	if err := r.startKubeProxy(c); err != nil {
+		return err
+	}
+	return r.startNetPol(ctx)
 }
 
 func (r *realNode) startRegistry(ctx context.Context, certs pki) error {
@@ -263,6 +283,24 @@ func (r *realNode) startKubeProxy(c *cluster) error {
 		return err
 	}
 	return start(r.o, "kube-proxy", bin, "--config="+config)
+}
+
+// startNetPol starts the NetworkPolicy enforcer when asked for, and waits until it has made
+// its chains: from then on a pod a NetworkPolicy selects gets only what the policy allows.
+// It reads the cluster as its administrator (it lists pods, namespaces and policies, and
+// reads the node), which a test node component may. down removes its chains and ipsets with
+// the other KUBE-* ones.
+func (r *realNode) startNetPol(ctx context.Context) error {
+	if r.o.NetPol == "" {
+		return nil
+	}
+	if err := start(r.o, "network-policy", r.o.NetPol, "--kubeconfig="+kubeconfigPath(r.o),
+		"--hostname-override="+realNodeName, "--service-cluster-ip-range="+serviceCIDR); err != nil {
+		return err
+	}
+	return waitFor(ctx, r.o, "network-policy", func(context.Context) (bool, error) {
+		return exec.Command("iptables", "-w", "-n", "-L", "KUBE-ROUTER-FORWARD").Run() == nil, nil
+	}, "network-policy")
 }
 
 // ready holds once the node is Ready and untainted, and the CA bundle every pod's

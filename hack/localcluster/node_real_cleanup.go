@@ -33,8 +33,10 @@ import (
 //   - network namespaces CNI's results put in /run/netns for our network: unmounted, removed;
 //   - the bridge lc-cni0: deleted;
 //   - iptables and ip6tables: `kube-proxy --cleanup` for kube-proxy's rules, then every KUBE-*
-//     chain left (the kubelet's: KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) and the
-//     CNI chains of our network; tables that were not there before and are empty are dropped;
+//     chain left (the kubelet's: KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT; the
+//     NetworkPolicy enforcer's: KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*) and the CNI chains
+//     of our network; tables that were not there before and are empty are dropped;
+//   - ipsets named KUBE-* (the NetworkPolicy enforcer's peers), once no rule uses them;
 //   - /var/lib/cni (CNI's result cache), /var/log/containers (the kubelet's log links),
 //     /run/containerd/s (shim sockets): our entries, and the folders if we made them;
 //   - cgroups: the tree under /localcluster in every hierarchy;
@@ -215,6 +217,9 @@ func nodeCleanupSteps(s cleanupScope) []cleanupStep {
 		}
 		steps = append(steps, chainStep(ipt, "nat", isOurCNIChain))
 	}
+	if s.kubeChains {
+		steps = append(steps, ipsetStep)
+	}
 	return append(steps, removeNetns, mountStep(s.owns), removeBridge, removeCNIResults,
 		logLinkStep(s.owns), removeCgroups)
 }
@@ -231,6 +236,41 @@ func kubeProxyCleanup(bin string) cleanupStep {
 		}
 		return []leftover{l}
 	}
+}
+
+// ipsetStep destroys the ipsets named KUBE-* (kube-router's, which the NetworkPolicy enforcer
+// makes: KUBE-SRC-*, KUBE-DST-*, and inet6:KUBE-* for IPv6), after the chains whose rules use
+// them. A machine without ipset has none.
+func ipsetStep(dryRun bool) []leftover {
+	if _, err := exec.LookPath("ipset"); err != nil {
+		return nil
+	}
+	out, err := exec.Command("ipset", "list", "-n").Output()
+	if err != nil {
+		return []leftover{{what: "ipsets", err: fmt.Errorf("ipset list -n: %w", err)}}
+	}
+	var found []leftover
+	for _, set := range kubeIPSets(string(out)) {
+		l := leftover{what: "ipset " + set}
+		if !dryRun {
+			if out, err := exec.Command("ipset", "destroy", set).CombinedOutput(); err != nil {
+				l.err = fmt.Errorf("ipset destroy %s: %v: %s", set, err, out)
+			}
+		}
+		found = append(found, l)
+	}
+	return found
+}
+
+// kubeIPSets lists the sets named KUBE-* (or inet6:KUBE-*) in `ipset list -n`'s output.
+func kubeIPSets(list string) []string {
+	var sets []string
+	for _, name := range strings.Fields(list) {
+		if strings.HasPrefix(strings.TrimPrefix(name, "inet6:"), "KUBE-") {
+			sets = append(sets, name)
+		}
+	}
+	return sets
 }
 
 // removeBridge deletes the bridge lc-cni0, with the addresses and routes on it.

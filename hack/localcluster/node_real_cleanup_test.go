@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -127,5 +128,17 @@ func TestMatchingChainsAndJumpsTo(t *testing.T) {
 	}
 	if got := jumpsTo(nat, doomed); !reflect.DeepEqual(got, want) {
 		t.Errorf("jumpsTo = %q, want %q", got, want)
+	}
+}
+
+func TestKubeIPSets(t *testing.T) {
+	list := "KUBE-SRC-ABCD\nother-set\ninet6:KUBE-DST-EFGH\nkube-lower\nKUBE-\n"
+	got := kubeIPSets(list)
+	want := []string{"KUBE-SRC-ABCD", "inet6:KUBE-DST-EFGH", "KUBE-"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("kubeIPSets = %q, want %q", got, want)
+	}
+	if got := kubeIPSets(""); len(got) != 0 {
+		t.Fatalf("kubeIPSets of no sets = %q", got)
 	}
 }

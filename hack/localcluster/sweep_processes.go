@@ -30,12 +30,12 @@ const runMarker = "MYAPP_OPERATOR_RUN"
 // .localcluster*, marked or not: a cluster started by hand, or by a make from before the
 // marker.
 var clusterBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-	"kwok", "kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "image-tool"}
+	"kwok", "kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "image-tool", "netpol"}
 
 // realNodeBinaries are the clusterBinaries of a real node. While the current run's real node
 // runs, what it keeps on this machine (mounts, the bridge, chains, cgroups) is its own, and
 // sweep leaves the machine's state alone.
-var realNodeBinaries = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2"}
+var realNodeBinaries = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "netpol"}
 
 // sweepGrace is how long stopped processes get between SIGTERM and SIGKILL.
 const sweepGrace = 10 * time.Second

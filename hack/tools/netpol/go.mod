@@ -1,0 +1,124 @@
+module myapp-operator/hack/tools/netpol
+
+go 1.26.0
+
+require (
+	github.com/cloudnativelabs/kube-router/v2 v2.1.0
+	k8s.io/apimachinery v0.36.3
+	k8s.io/client-go v0.29.2
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coreos/go-iptables v0.7.0 // indirect
+	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
+	github.com/emicklei/go-restful/v3 v3.13.0 // indirect
+	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
+	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-openapi/jsonpointer v0.21.0 // indirect
+	github.com/go-openapi/jsonreference v0.20.4 // indirect
+	github.com/go-openapi/swag v0.23.0 // indirect
+	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/go-version v1.6.0 // indirect
+	github.com/josharian/intern v1.0.0 // indirect
+	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
+	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
+	github.com/prometheus/client_golang v1.20.4 // indirect
+	github.com/prometheus/client_model v0.6.2 // indirect
+	github.com/prometheus/common v0.66.1 // indirect
+	github.com/prometheus/procfs v0.16.1 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/vishvananda/netlink v1.2.1-beta.2 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	go.yaml.in/yaml/v2 v2.4.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.4 // indirect
+	golang.org/x/net v0.49.0 // indirect
+	golang.org/x/oauth2 v0.34.0 // indirect
+	golang.org/x/sys v0.40.0 // indirect
+	golang.org/x/term v0.39.0 // indirect
+	golang.org/x/text v0.33.0 // indirect
+	golang.org/x/time v0.14.0 // indirect
+	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
+	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
+	gopkg.in/inf.v0 v0.9.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+	k8s.io/api v0.36.3 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
+	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
+	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
+	sigs.k8s.io/randfill v1.0.0 // indirect
+	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
+)
+
+replace github.com/cespare/xxhash/v2 => github.com/cespare/xxhash/v2 v2.3.0
+
+replace github.com/emicklei/go-restful/v3 => github.com/emicklei/go-restful/v3 v3.13.0
+
+replace github.com/go-logr/logr => github.com/go-logr/logr v1.4.3
+
+replace github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.21.0
+
+replace github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.20.2
+
+replace github.com/go-openapi/swag => github.com/go-openapi/swag v0.23.0
+
+replace github.com/golang/protobuf => github.com/golang/protobuf v1.5.4
+
+replace github.com/google/gnostic-models => github.com/google/gnostic-models v0.7.0
+
+replace github.com/google/go-cmp => github.com/google/go-cmp v0.7.0
+
+replace github.com/modern-go/reflect2 => github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee
+
+replace github.com/prometheus/client_golang => github.com/prometheus/client_golang v1.23.2
+
+replace github.com/prometheus/client_model => github.com/prometheus/client_model v0.6.2
+
+replace github.com/prometheus/common => github.com/prometheus/common v0.67.5
+
+replace github.com/prometheus/procfs => github.com/prometheus/procfs v0.19.2
+
+replace github.com/spf13/pflag => github.com/spf13/pflag v1.0.9
+
+replace github.com/vishvananda/netlink => github.com/vishvananda/netlink v1.3.1
+
+replace github.com/vishvananda/netns => github.com/vishvananda/netns v0.0.5
+
+replace golang.org/x/net => golang.org/x/net v0.49.0
+
+replace golang.org/x/oauth2 => golang.org/x/oauth2 v0.34.0
+
+replace golang.org/x/sys => golang.org/x/sys v0.40.0
+
+replace golang.org/x/term => golang.org/x/term v0.39.0
+
+replace golang.org/x/text => golang.org/x/text v0.33.0
+
+replace golang.org/x/time => golang.org/x/time v0.14.0
+
+replace google.golang.org/protobuf => google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
+
+replace k8s.io/api => k8s.io/api v0.36.3
+
+replace k8s.io/apimachinery => k8s.io/apimachinery v0.36.3
+
+replace k8s.io/client-go => k8s.io/client-go v0.36.3
+
+replace k8s.io/klog/v2 => k8s.io/klog/v2 v2.140.0
+
+replace k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a
+
+replace k8s.io/utils => k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2
+
+replace sigs.k8s.io/json => sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
+
+replace sigs.k8s.io/yaml => sigs.k8s.io/yaml v1.6.0
