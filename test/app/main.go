@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"os"
@@ -87,6 +88,18 @@ func main() {
 			return
 		}
 		_, _ = fmt.Fprintln(w, "ok")
+	})
+	// A new connection for every call: a policy judges a connection when it opens.
+	caller := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	mux.HandleFunc("/call", func(w http.ResponseWriter, r *http.Request) {
+		resp, err := caller.Get(r.URL.Query().Get("url"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		_, _ = fmt.Fprintf(w, "%d %s", resp.StatusCode, body)
 	})
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") }
 	mux.HandleFunc("/readyz", ok)
