@@ -201,7 +201,7 @@ vet: ## Run go vet.
 	GOGC=400 go -C test vet ./...
 
 # Every Go module of the repository, linted with the one .golangci.yml.
-LINT_MODULES := . test hack/crdupgrade hack/tools/image
+LINT_MODULES := . test hack/crdupgrade hack/tools/image hack/tools/netpol
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
 	for m in $(LINT_MODULES); do (cd $$m && GOGC=400 $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done

@@ -249,8 +249,9 @@ func ipsetStep(dryRun bool) []leftover {
 	if err != nil {
 		return []leftover{{what: "ipsets", err: fmt.Errorf("ipset list -n: %w", err)}}
 	}
-	var found []leftover
-	for _, set := range kubeIPSets(string(out)) {
+	sets := kubeIPSets(string(out))
+	found := make([]leftover, 0, len(sets))
+	for _, set := range sets {
 		l := leftover{what: "ipset " + set}
 		if !dryRun {
 			if out, err := exec.Command("ipset", "destroy", set).CombinedOutput(); err != nil {
