@@ -309,13 +309,10 @@ fuzz: $(ENVTEST_DEPS) ## Fuzz every target (builders, status computation, Argo C
 # stages to come, TEST_ALL_JOBS at a time, at a lower CPU priority than the clusters' stages
 # (hack/test-all.sh says how and why). A lane holds stages that cannot overlap: the real-node
 # stages share the node's bridge and host ports. The checks that only compute run at a lower
-# priority (@10) than the lanes whose stories measure clusters serving requests, in two lanes:
-# verify-copy works in a copy of the tree, so it reads nothing `make test` writes, and in a cold
-# run, where the tools hold the checks until late, the two share the cores the clusters' lanes
-# leave idle instead of ending the run one after the other. The deadlines
+# priority (@10) than the lanes whose stories measure clusters serving requests. The deadlines
 # stay well inside CI's 90 minutes; each suite's own `go test -timeout` fires first, so that a
 # stage that hangs fails with its cluster's logs kept.
-TEST_ALL_LANES := checks@10:test verify@10:verify-copy kwok:test-e2e,test-olm,test-olmv1 node:test-helm,test-realnode,test-catalog
+TEST_ALL_LANES := checks@10:test,verify-copy kwok:test-e2e,test-olm,test-olmv1 node:test-helm,test-realnode,test-catalog
 TEST_ALL_DEADLINES := verify-copy=20m test=25m test-e2e=20m test-olm=15m test-olmv1=11m test-realnode=20m test-catalog=20m test-helm=13m
 TEST_ALL_STAGES = $(subst $(comma), ,$(foreach l,$(TEST_ALL_LANES),$(lastword $(subst :, ,$(l)))))
 comma := ,
