@@ -1,7 +1,11 @@
 package testutil
 
 import (
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,12 +33,47 @@ func NewClient(kubeconfig string, addToScheme ...func(*runtime.Scheme) error) (c
 // FreeLoopbackAddr returns a loopback address with a port nobody listens on right now.
 func FreeLoopbackAddr() (string, error) { return FreeAddr("127.0.0.1") }
 
-// FreeAddr returns an address of the host's IP ip with a port nobody listens on right now.
+// FreeAddr returns an address of the host's IP ip with a port nobody uses right now, on any
+// address. The port is below the kernel's ephemeral range (net.ipv4.ip_local_port_range):
+// the kernel hands ports of that range to every outgoing connection and to every listener
+// on port 0, so a port picked there can be taken by any client of the lanes running beside
+// this one before the process it is meant for binds it. Below the range only another
+// picker like this one can take it, and the pick is random over thousands of ports. Where
+// the range cannot be read, the kernel picks (port 0).
 func FreeAddr(ip string) (string, error) {
+	if low, ok := ephemeralLow(); ok && low > lowestPicked+1 {
+		for range 64 {
+			port := lowestPicked + rand.IntN(low-lowestPicked)
+			l, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
+			if err != nil {
+				continue
+			}
+			_ = l.Close()
+			return net.JoinHostPort(ip, strconv.Itoa(port)), nil
+		}
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
+}
+
+// lowestPicked is the lowest port FreeAddr picks: above the ports servers are configured
+// with by habit (80, 443, 6443, 8080, 8443, 9090, 9443, 10250).
+const lowestPicked = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range.
+func ephemeralLow() (int, bool) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0, false
+	}
+	low, err := strconv.Atoi(f[0])
+	return low, err == nil
 }

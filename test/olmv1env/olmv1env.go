@@ -15,6 +15,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -91,21 +92,63 @@ func (e Env) RunControllers(binDir, registry string) {
 		[]byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)).To(Succeed())
 
 	certFile, keyFile, caDir := e.servingCert()
-	catalogdAddr, err := testutil.FreeLoopbackAddr()
-	Expect(err).NotTo(HaveOccurred())
-	webhookAddr, err := testutil.FreeLoopbackAddr()
-	Expect(err).NotTo(HaveOccurred())
-	_, webhookPort, _ := net.SplitHostPort(webhookAddr)
-	metricsAddr, err := testutil.FreeLoopbackAddr()
-	Expect(err).NotTo(HaveOccurred())
 	homeEnv := []string{"HOME=" + home}
-	e.Run("catalogd", filepath.Join(binDir, "catalogd"), homeEnv,
-		"--system-namespace="+SystemNamespace, "--catalogs-server-addr="+catalogdAddr, "--external-address="+catalogdAddr,
-		"--cache-dir="+filepath.Join(e.Work, "catalogd-cache"), "--tls-cert="+certFile, "--tls-key="+keyFile,
-		"--webhook-server-port="+webhookPort, "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0")
+	e.runListening("catalogd", filepath.Join(binDir, "catalogd"), homeEnv, func(catalogs, webhook, metrics string) []string {
+		_, webhookPort, _ := net.SplitHostPort(webhook)
+		return []string{"--system-namespace=" + SystemNamespace, "--catalogs-server-addr=" + catalogs, "--external-address=" + catalogs,
+			"--cache-dir=" + filepath.Join(e.Work, "catalogd-cache"), "--tls-cert=" + certFile, "--tls-key=" + keyFile,
+			"--webhook-server-port=" + webhookPort, "--metrics-bind-address=" + metrics, "--health-probe-bind-address=0"}
+	})
 	e.Run("operator-controller", filepath.Join(binDir, "operator-controller"), homeEnv,
 		"--system-namespace="+SystemNamespace, "--cache-path="+filepath.Join(e.Work, "operator-controller-cache"),
 		"--catalogd-cas-dir="+caDir, "--health-probe-bind-address=0")
+}
+
+// listenAttempts is how many times runListening picks ports for one controller.
+const listenAttempts = 3
+
+// runListening starts catalogd on three ports picked free (its catalogs server, webhook and
+// metrics) and waits until it listens on all three. A port is free only when picked: when
+// the controller exits saying "address already in use", the ports are picked again, up to
+// listenAttempts times, each attempt logging to a file of its own. Any other exit fails the
+// spec at once, naming the log, instead of leaving the catalog to time out unserved.
+func (e Env) runListening(name, bin string, env []string, args func(catalogs, webhook, metrics string) []string) {
+	for attempt := 1; ; attempt++ {
+		addrs := make([]string, 3)
+		for i := range addrs {
+			var err error
+			addrs[i], err = testutil.FreeLoopbackAddr()
+			Expect(err).NotTo(HaveOccurred())
+		}
+		logName := name
+		if attempt > 1 {
+			logName = fmt.Sprintf("%s-%d", name, attempt)
+		}
+		p := e.Run(logName, bin, env, args(addrs[0], addrs[1], addrs[2])...)
+		exited := false
+		Eventually(func(g Gomega) {
+			select {
+			case <-p.Exited():
+				exited = true
+				return
+			default:
+			}
+			for _, a := range addrs {
+				c, err := net.DialTimeout("tcp", a, time.Second)
+				g.Expect(err).NotTo(HaveOccurred(), "%s listening on %s", name, a)
+				_ = c.Close()
+			}
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+		if !exited {
+			return
+		}
+		log, _ := os.ReadFile(p.Log)
+		if attempt < listenAttempts && bytes.Contains(log, []byte("address already in use")) {
+			GinkgoWriter.Printf("%s lost a picked port (%s): picking again\n", name, p.Log)
+			continue
+		}
+		Fail(fmt.Sprintf("%s exited before it listened on %v; its log: %s", name, addrs, p.Log))
+	}
 }
 
 // Run starts a process that lives until the suite (or the spec that started it) ends, logging
