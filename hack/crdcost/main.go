@@ -31,6 +31,7 @@ const module = "k8s.io/apiextensions-apiserver"
 
 func main() {
 	minKube := flag.String("min-kube-version", "", "the bundle's minKubeVersion, e.g. 1.34.0")
+	top := flag.Int("costs", 0, "also print the share of the CEL budget the rules take, and the `n` most expensive rules")
 	flag.Parse()
 	if *minKube == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: crdcost -min-kube-version VERSION CRD_FILE")
@@ -45,12 +46,17 @@ func main() {
 			*minKube, release, module))
 	}
 	path := flag.Arg(0)
-	errs, err := validate(path)
+	errs, crd, err := validate(path)
 	if err != nil {
 		fail(err)
 	}
 	for _, e := range errs {
 		fmt.Fprintln(os.Stderr, "crdcost:", e)
+	}
+	if *top > 0 {
+		if err := reportCosts(os.Stdout, crd, *top); err != nil {
+			fail(err)
+		}
 	}
 	if len(errs) > 0 {
 		fail(fmt.Errorf("the API server of Kubernetes %s would refuse %s (%d errors)", release, path, len(errs)))
@@ -92,19 +98,19 @@ func minor(version string) string {
 }
 
 // validate returns what the create validation of the pinned release says about the CRD.
-func validate(path string) ([]string, error) {
+func validate(path string) ([]string, *apiextensions.CustomResourceDefinition, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(b, crd); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 	internal := &apiextensions.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, internal, nil); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// What the API server's create strategy records before it validates.
 	for _, v := range internal.Spec.Versions {
@@ -117,5 +123,5 @@ func validate(path string) ([]string, error) {
 	for _, e := range errs {
 		out = append(out, e.Error())
 	}
-	return out, nil
+	return out, internal, nil
 }
