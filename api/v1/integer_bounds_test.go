@@ -87,6 +87,8 @@ var fillersAt = map[string]map[string]any{
 var objectFillers = map[string]func(obj map[string]any){
 	"volumes.[].downwardAPI.items.[]":                      downwardAPIFile,
 	"volumes.[].projected.sources.[].downwardAPI.items.[]": downwardAPIFile,
+	// Only a sidecar has probes.
+	"initContainers.[]": func(obj map[string]any) { obj["restartPolicy"] = "Always" },
 }
 
 // downwardAPIFile gives a downward API file a field of the pod, unless it has a resource.
@@ -182,7 +184,11 @@ func specWith(t *testing.T, root apiextensionsv1.JSONSchemaProps, path []string,
 			obj[req] = filler
 		}
 		if _, isProbe := node.Properties["successThreshold"]; isProbe && !slices.ContainsFunc(probeHandlers, func(h string) bool { _, set := obj[h]; return set }) {
-			obj["tcpSocket"] = map[string]any{}
+			tcp := map[string]any{}
+			if slices.Contains(node.Properties["tcpSocket"].Required, "port") {
+				tcp["port"] = 8080 // a sidecar's probe names its port
+			}
+			obj["tcpSocket"] = tcp
 		}
 		return obj
 	}

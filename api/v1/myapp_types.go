@@ -20,6 +20,7 @@ const (
 // Deployment, exposed by a Service, and optionally scaled by a HorizontalPodAutoscaler.
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.sleep) || self.lifecycle.preStop.sleep.seconds <= (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="the preStop sleep must not exceed terminationGracePeriodSeconds (30 when left out)",fieldPath=".lifecycle.preStop.sleep.seconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumeMounts) || self.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name))",message="every mount must name a volume of spec.volumes",fieldPath=".volumeMounts"
+// +kubebuilder:validation:XValidation:rule="!has(self.initContainers) || self.initContainers.all(c, !has(c.volumeMounts) || c.volumeMounts.all(m, has(self.volumes) && self.volumes.exists(v, v.name == m.name)))",message="every mount of an init container must name a volume of spec.volumes",fieldPath=".initContainers"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.volumeMounts) || self.files.all(f, self.volumeMounts.all(m, f.path != m.mountPath && !f.path.startsWith(m.mountPath + '/') && !m.mountPath.startsWith(f.path + '/')))",message="a file must not be at or inside the path of a volume mount, nor be a directory of one",fieldPath=".files"
 // +kubebuilder:validation:XValidation:rule="!has(self.progressDeadlineSeconds) || self.progressDeadlineSeconds > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds",fieldPath=".progressDeadlineSeconds"
 // +kubebuilder:validation:XValidation:rule="!has(self.canary) || !has(self.canary.analysis) || !has(self.canary.analysis.availableWithin) || duration(self.canary.analysis.availableWithin).getSeconds() > (has(self.minReadySeconds) ? self.minReadySeconds : 0)",message="must exceed minReadySeconds: it is the canary Deployment's progress deadline",fieldPath=".canary.analysis.availableWithin"
@@ -137,6 +138,19 @@ type MyAppSpec struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Volume mounts"
 	VolumeMounts []VolumeMount `json:"volumeMounts,omitempty"`
 
+	// InitContainers run in the pods beside the application's container, in order: each
+	// either to completion before the application starts, or, with restartPolicy Always, as
+	// a sidecar started before it and running beside it. The status and the auto-pilot read
+	// them as they read the application's container: one that cannot pull its image, cannot
+	// be created or crash-loops blocks a rollout, named in the message, and a rollout it
+	// fails is rolled back. At most 8, names unique.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Init containers and sidecars"
+	InitContainers []InitContainer `json:"initContainers,omitempty"`
+
 	// ServiceType is how the Service is exposed: ClusterIP, NodePort or LoadBalancer.
 	// Defaults to ClusterIP.
 	// +kubebuilder:default=ClusterIP
@@ -219,8 +233,7 @@ type MyAppSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type in ['RuntimeDefault', 'Unconfined', 'Localhost']",message="type must be RuntimeDefault, Unconfined or Localhost",fieldPath=".appArmorProfile.type"
 	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || (self.appArmorProfile.type == 'Localhost') == has(self.appArmorProfile.localhostProfile)",message="localhostProfile must be set when, and only when, type is Localhost",fieldPath=".appArmorProfile"
 	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || !has(self.seccompProfile.localhostProfile) || (self.seccompProfile.localhostProfile != '' && !self.seccompProfile.localhostProfile.startsWith('/') && !self.seccompProfile.localhostProfile.matches('(^|/)[.][.](/|$)'))",message="localhostProfile must be a relative path without '..'",fieldPath=".seccompProfile.localhostProfile"
-	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || self.supplementalGroups.all(g, g >= 0)",message="every group must be from 0 to 2147483647",fieldPath=".supplementalGroups"
-	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || self.supplementalGroups.all(g, g <= 2147483647)",message="every group must be from 0 to 2147483647",fieldPath=".supplementalGroups"
+	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroups) || size(self.supplementalGroups) == 0 || (self.supplementalGroups.min() >= 0 && self.supplementalGroups.max() <= 2147483647)",message="every group must be from 0 to 2147483647",fieldPath=".supplementalGroups"
 	// +kubebuilder:validation:XValidation:rule="!has(self.fsGroupChangePolicy) || self.fsGroupChangePolicy in ['OnRootMismatch', 'Always']",message="must be OnRootMismatch or Always",fieldPath=".fsGroupChangePolicy"
 	// +kubebuilder:validation:XValidation:rule="!has(self.seLinuxChangePolicy) || self.seLinuxChangePolicy == 'Recursive'",message="must be Recursive: MountOption needs the SELinuxMount feature gate, which Kubernetes 1.36 turns off by default",fieldPath=".seLinuxChangePolicy"
 	// +kubebuilder:validation:XValidation:rule="!has(self.supplementalGroupsPolicy) || self.supplementalGroupsPolicy in ['Merge', 'Strict']",message="must be Merge or Strict",fieldPath=".supplementalGroupsPolicy"

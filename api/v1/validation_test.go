@@ -379,6 +379,23 @@ func TestAdmissionRejects(t *testing.T) {
 		{"expose-bad-class", `{"image":"nginx","expose":{"hosts":["a.com"],"ingressClassName":"Nginx"}}`, "spec.expose.ingressClassName", ""},
 		{"name.with.dots", `{"image":"nginx"}`, "metadata.name", "names the MyApp's Service"},
 		{strings.Repeat("a", 64), `{"image":"nginx"}`, "metadata.name", ""},
+		// Init containers and sidecars.
+		{"init-container-named-app", `{"image":"nginx","initContainers":[{"name":"app","image":"busybox"}]}`, "spec.initContainers[0].name", "must not be app"},
+		{"init-container-name-not-a-label", `{"image":"nginx","initContainers":[{"name":"Migrate","image":"busybox"}]}`, "spec.initContainers[0].name", "DNS label"},
+		{"init-container-twice", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox"},{"name":"a","image":"busybox:2"}]}`, "spec.initContainers[1]", "Duplicate value"},
+		{"init-container-without-image", `{"image":"nginx","initContainers":[{"name":"a"}]}`, "spec.initContainers[0].image", "Required"},
+		{"init-container-bad-image", `{"image":"nginx","initContainers":[{"name":"a","image":"Busybox"}]}`, "spec.initContainers[0].image", "valid image reference"},
+		{"init-container-restart-never", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox","restartPolicy":"Never"}]}`, "spec.initContainers[0].restartPolicy", "Unsupported value"},
+		{"init-container-with-a-probe", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox","startupProbe":{"exec":{"command":["true"]}}}]}`, "spec.initContainers[0]", "probes are for sidecars only"},
+		{"sidecar-probe-without-port", `{"image":"nginx","initContainers":[{"name":"a","image":"envoy","restartPolicy":"Always","readinessProbe":{"tcpSocket":{}}}]}`, "spec.initContainers[0].readinessProbe.tcpSocket.port", "Required"},
+		{"sidecar-probe-named-port", `{"image":"nginx","initContainers":[{"name":"a","image":"envoy","restartPolicy":"Always","readinessProbe":{"httpGet":{"port":"http"}}}]}`, "spec.initContainers[0].readinessProbe.httpGet.port", "integer"},
+		{"sidecar-probe-two-handlers", `{"image":"nginx","initContainers":[{"name":"a","image":"envoy","restartPolicy":"Always","livenessProbe":{"tcpSocket":{"port":1},"exec":{"command":["true"]}}}]}`, "spec.initContainers[0].livenessProbe", "exactly one of"},
+		{"sidecar-liveness-success-2", `{"image":"nginx","initContainers":[{"name":"a","image":"envoy","restartPolicy":"Always","livenessProbe":{"tcpSocket":{"port":1},"successThreshold":2}}]}`, "spec.initContainers[0].livenessProbe.successThreshold", "must be 1"},
+		{"init-container-mount-of-no-volume", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox","volumeMounts":[{"name":"data","mountPath":"/data"}]}]}`, "spec.initContainers", "every mount of an init container must name a volume"},
+		{"init-container-env-name", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox","env":[{"name":"A=B","value":"1"}]}]}`, "spec.initContainers[0].env[0].name", "valid environment variable name"},
+		{"init-container-request-above-limit", `{"image":"nginx","initContainers":[{"name":"a","image":"busybox","resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}}}]}`, "spec.initContainers[0].resources", "must not exceed"},
+		{"nine-init-containers", `{"image":"nginx","initContainers":[` + initContainers(9) + `]}`, "spec.initContainers", "must have at most 8 items"},
+		{"pod-supplemental-group-past-int32", `{"image":"nginx","podSecurityContext":{"supplementalGroups":[0,2147483648]}}`, "spec.podSecurityContext.supplementalGroups", "from 0 to 2147483647"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -462,3 +479,12 @@ var elevenChecks = func() string {
 	}
 	return strings.Join(c, ",")
 }()
+
+// initContainers is n distinct init containers as JSON list items.
+func initContainers(n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"name":"init-%d","image":"busybox"}`, i)
+	}
+	return strings.Join(items, ",")
+}

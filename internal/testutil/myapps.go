@@ -217,6 +217,21 @@ var ValidMyApps = []ValidMyApp{
 	{"probe-header-dashes", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"X-Probe-1","value":"a_b"}]}}}`},
 	{"annotations-256kib", `{"image":"nginx","podAnnotations":{"example.com/a":"` + strings.Repeat("a", 256*1024-len("example.com/a")) + `"},
 			"serviceAnnotations":{"b":"` + strings.Repeat("b", 256*1024-64-1) + `"}}`},
+	// Init containers and sidecars: every field, each probe handler, and the most of them.
+	{"init-containers-and-sidecars", `{"image":"nginx","volumes":[{"name":"data","emptyDir":{}}],"initContainers":[
+			{"name":"migrate","image":"registry.example.com/team/migrate:1.2","command":["/migrate"],"args":["up"],
+				"env":[{"name":"DB","valueFrom":{"secretKeyRef":{"name":"db","key":"url"}}},{"name":"POD","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},
+					{"name":"CPU","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":"1m"}}}],
+				"envFrom":[{"configMapRef":{"name":"settings","optional":true}}],"volumeMounts":[{"name":"data","mountPath":"/data"}],
+				"resources":{"limits":{"cpu":"500m","memory":"128Mi"},"requests":{"cpu":"100m","memory":"64Mi"}}},
+			{"name":"proxy","image":"envoyproxy/envoy:v1.31.0","restartPolicy":"Always",
+				"readinessProbe":{"httpGet":{"port":9901,"path":"/ready","scheme":"HTTP","httpHeaders":[{"name":"X-Probe","value":"1"}]},"periodSeconds":5},
+				"livenessProbe":{"tcpSocket":{"port":9901},"successThreshold":1,"failureThreshold":6},
+				"startupProbe":{"grpc":{"port":9000,"service":"envoy"},"initialDelaySeconds":1,"timeoutSeconds":2}},
+			{"name":"agent","image":"busybox:1.36","restartPolicy":"Always","readinessProbe":{"exec":{"command":["cat","/tmp/ready"]}},"volumeMounts":[{"name":"data","mountPath":"/data","readOnly":true}]},
+			{"name":"i4","image":"busybox"},{"name":"i5","image":"busybox"},{"name":"i6","image":"busybox"},{"name":"i7","image":"busybox"},{"name":"i8","image":"busybox"}],
+			"podSecurityContext":{"supplementalGroups":[0,2147483647]}}`},
+	{"supplemental-groups-empty", `{"image":"nginx","podSecurityContext":{"supplementalGroups":[]}}`},
 	// The longest toleration key and value, and annotations at their limit in UTF-8 bytes.
 	{"tolerations-and-annotations-at-their-bounds", `{"image":"nginx","tolerations":[{"key":"` + prefix253 + "/" + strings.Repeat("k", 63) + `","value":"` + strings.Repeat("v", 63) + `"}],
 			"podAnnotations":{"a":"` + strings.Repeat("é", 131071) + `a"},"serviceAnnotations":{"b":"` + strings.Repeat("é", 131039) + `b"}}`},
