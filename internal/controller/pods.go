@@ -54,7 +54,7 @@ func podCache() cache.ByObject {
 }
 
 // trimPod keeps of a pod what the MyApp's status reads: its name, labels (the MyApp's name,
-// the pod-template-hash), creation and deletion, and the waiting state and image of containers that wait
+// the pod-template-hash), creation and deletion, and the waiting state and image of containers (init containers included) that wait
 // for something the user must fix or crash-loop (status.BlocksRollout). Spec, owners, managedFields, annotations and the rest of the
 // status are dropped, so a cached pod costs a fraction of a full one (TestPodCacheFootprint
 // bounds it; docs/performance/tuning.md has the figures). It is idempotent, as a cache
@@ -71,16 +71,26 @@ func trimPod(in any) (any, error) {
 		// that became ready since is over (sightings.go).
 		out.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	}
-	for _, c := range pod.Status.ContainerStatuses {
+	out.Status.InitContainerStatuses = blockingStatuses(pod, pod.Status.InitContainerStatuses)
+	out.Status.ContainerStatuses = blockingStatuses(pod, pod.Status.ContainerStatuses)
+	return out, nil
+}
+
+// blockingStatuses keeps of a pod's container statuses (its init containers' or its
+// containers') those that wait for something the user must fix or crash-loop, trimmed to the
+// name, image and waiting state.
+func blockingStatuses(pod *corev1.Pod, statuses []corev1.ContainerStatus) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, c := range statuses {
 		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
-			out.Status.ContainerStatuses = append(out.Status.ContainerStatuses, corev1.ContainerStatus{
+			out = append(out, corev1.ContainerStatus{
 				Name:  c.Name,
 				Image: imageOf(pod, c),
 				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: w.Reason, Message: w.Message}},
 			})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // podReady tells whether the pod's Ready condition is True.
@@ -96,7 +106,7 @@ func podReady(pod *corev1.Pod) bool {
 // imageOf is the image a container of the pod runs: its spec's, which the status of a
 // container that never started may not give (a trimmed pod has no spec: its status's).
 func imageOf(pod *corev1.Pod, c corev1.ContainerStatus) string {
-	for _, spec := range pod.Spec.Containers {
+	for _, spec := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		if spec.Name == c.Name {
 			return spec.Image
 		}
@@ -231,14 +241,16 @@ func trimReplicaSet(in any) (any, error) {
 	return out, nil
 }
 
-// waitingIn lists the containers of a pod that wait for something the user must fix, or
-// crash-loop: what keeps a new template from rolling out (status.BlocksRollout).
+// waitingIn lists the containers of a pod, init containers and sidecars first, that wait for
+// something the user must fix, or crash-loop: what keeps a new template from rolling out
+// (status.BlocksRollout). An init container that cannot start holds the whole pod back as
+// much as the application's container does.
 func waitingIn(pod *corev1.Pod) []status.ContainerWaiting {
 	if pod.DeletionTimestamp != nil {
 		return nil
 	}
 	var out []status.ContainerWaiting
-	for _, c := range pod.Status.ContainerStatuses {
+	for _, c := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
 		if w := c.State.Waiting; w != nil && status.BlocksRollout(w.Reason) {
 			out = append(out, status.ContainerWaiting{Pod: pod.Name, Container: c.Name, Image: imageOf(pod, c), Reason: w.Reason, Message: w.Message})
 		}

@@ -14,6 +14,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
 )
 
 // fullPod is one of a MyApp's pods as the API server sends it to the informer: the pod
@@ -129,6 +130,32 @@ func TestTrimPodKeepsWhatTheStatusReads(t *testing.T) {
 	creating, _ := trimPod(fullPod(t, 1, "ContainerCreating"))
 	g.Expect(creating.(*corev1.Pod).Status.ContainerStatuses).To(BeEmpty(), "nor one being created")
 	g.Expect(trimPod("not a pod")).To(Equal("not a pod"))
+}
+
+// TestTrimPodKeepsInitContainerProblems: an init container or sidecar that cannot start is
+// kept as the application's container is, its image from the pod's spec, and waitingIn reports
+// it before the application's container, which waits for it.
+func TestTrimPodKeepsInitContainerProblems(t *testing.T) {
+	g := NewWithT(t)
+	full := fullPod(t, 0, "")
+	full.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "registry.example.com/shop/migrate:2"},
+		{Name: "proxy", Image: "envoy:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways)}}
+	full.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "migrate", Image: "registry.example.com/shop/migrate:2", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}},
+		{Name: "proxy", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}},
+	}
+	full.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+	out, err := trimPod(full)
+	g.Expect(err).NotTo(HaveOccurred())
+	pod := out.(*corev1.Pod)
+	g.Expect(pod.Status.InitContainerStatuses).To(Equal([]corev1.ContainerStatus{{Name: "proxy", Image: "envoy:1",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}}}),
+		"the sidecar's problem, with the image of its spec; a completed init container says nothing")
+	g.Expect(pod.Status.ContainerStatuses).To(BeEmpty(), "PodInitializing is no problem")
+	again, err := trimPod(pod)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(Equal(pod), "the transform is idempotent")
+	g.Expect(waitingIn(pod)).To(Equal([]status.ContainerWaiting{{Pod: pod.Name, Container: "proxy", Image: "envoy:1", Reason: "CrashLoopBackOff", Message: "back-off 10s"}}))
 }
 
 // podsAtScale is the pod count of the scale target: 5,000 MyApps of 2 pods. The test

@@ -182,6 +182,21 @@ var _ = Describe("A failed rollout", func() {
 		eventuallyRolledBack(examplev1.ReasonCreateContainerConfigError)
 	})
 
+	It("is rolled back when a sidecar of the new template crash-loops, the message naming the sidecar and how to read its logs", func() {
+		app := createMyApp(ns, "web", withInitContainers("registry.example/migrate:1.0"))
+		good := readyOn()
+		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.InitContainers[1].Image = "envoyproxy/envoy:v1.99.0" })
+		sidecarImage := func(g Gomega) string { return getDeployment(ns, "web")(g).Spec.Template.Spec.InitContainers[1].Image }
+		Eventually(sidecarImage).Should(Equal("envoyproxy/envoy:v1.99.0"))
+		pod := createPodWithInits(ns, "web", startRollout(ns))
+		setInitWaiting(pod, "proxy", "CrashLoopBackOff", "back-off 10s restarting failed container=proxy")
+		Eventually(sidecarImage).Should(Equal("envoyproxy/envoy:v1.31.0"))
+		rb := eventuallyRolledBack("CrashLoopBackOff")
+		Expect(rb.Message).To(ContainSubstring(`sidecar proxy of image "envoyproxy/envoy:v1.99.0"`))
+		Expect(rb.Message).To(ContainSubstring("-c proxy --previous"))
+		promoteReplicaSet(ns, good)
+	})
+
 	It("is rolled back when a referenced ConfigMap changes to a value the new pods crash on, and rolls forward once it is fixed", func() {
 		Expect(k8s.Create(suiteCtx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"},
 			Data: map[string]string{"SHUTDOWN_DELAY": "5s"}})).To(Succeed())

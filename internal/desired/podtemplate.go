@@ -15,8 +15,8 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
 
-// PodTemplate is the pod template of the MyApp's Deployment: one container, the restricted
-// security defaults, the default readiness probe, and the MyApp's placement rules.
+// PodTemplate is the pod template of the MyApp's Deployment: the application's container and
+// the MyApp's init containers and sidecars, the restricted security defaults, the default readiness probe, and the MyApp's placement rules.
 func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfiguration, error) {
 	files, err := FilesOf(app)
 	if err != nil {
@@ -30,6 +30,11 @@ func PodTemplate(app *examplev1.MyApp) (*corev1ac.PodTemplateSpecApplyConfigurat
 		c.WithVolumeMounts(files.mounts()...)
 	}
 	spec := corev1ac.PodSpec().WithContainers(c)
+	inits, err := initContainers(app)
+	if err != nil {
+		return nil, err
+	}
+	spec.WithInitContainers(inits...)
 
 	podSecurity, err := convert[corev1ac.PodSecurityContextApplyConfiguration]("spec.podSecurityContext", podSecurityContext(app.Spec.PodSecurityContext))
 	if err != nil {
@@ -97,7 +102,7 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 		c.WithArgs(app.Spec.Args...)
 	}
 	if len(app.Spec.Env) > 0 {
-		env, err := envVars(app.Spec.Env)
+		env, err := envVars("spec.env", app.Spec.Env)
 		if err != nil {
 			return nil, err
 		}
@@ -106,21 +111,11 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 	for _, from := range app.Spec.EnvFrom {
 		c.WithEnvFrom(envFromSource(from))
 	}
-	for _, m := range app.Spec.VolumeMounts {
-		if !slices.ContainsFunc(app.Spec.Volumes, func(v examplev1.Volume) bool { return v.Name == m.Name }) {
-			// Admission refuses this; checked here too, so that no input makes a pod the API
-			// server refuses.
-			return nil, &InvalidSpecError{Field: "spec.volumeMounts", Message: fmt.Sprintf("%s names no volume of spec.volumes", m.Name)}
-		}
-		mount := corev1ac.VolumeMount().WithName(m.Name).WithMountPath(m.MountPath)
-		if m.SubPath != "" {
-			mount.WithSubPath(m.SubPath)
-		}
-		if m.ReadOnly {
-			mount.WithReadOnly(true)
-		}
-		c.WithVolumeMounts(mount)
+	mounts, err := volumeMounts("spec.volumeMounts", app, app.Spec.VolumeMounts)
+	if err != nil {
+		return nil, err
 	}
+	c.WithVolumeMounts(mounts...)
 	pre, err := preStop(app)
 	if err != nil {
 		return nil, err
@@ -128,7 +123,7 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 	if pre != nil {
 		c.WithLifecycle(corev1ac.Lifecycle().WithPreStop(pre))
 	}
-	res, err := resources(app.Spec.Resources)
+	res, err := resources("spec.resources", app.Spec.Resources)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +152,28 @@ func container(app *examplev1.MyApp) (*corev1ac.ContainerApplyConfiguration, err
 		return nil, err
 	}
 	return c.WithSecurityContext(security), nil
+}
+
+// volumeMounts are a container's mounts of spec.volumes (field is where they are in the
+// spec).
+func volumeMounts(field string, app *examplev1.MyApp, in []examplev1.VolumeMount) ([]*corev1ac.VolumeMountApplyConfiguration, error) {
+	out := make([]*corev1ac.VolumeMountApplyConfiguration, 0, len(in))
+	for _, m := range in {
+		if !slices.ContainsFunc(app.Spec.Volumes, func(v examplev1.Volume) bool { return v.Name == m.Name }) {
+			// Admission refuses this; checked here too, so that no input makes a pod the API
+			// server refuses.
+			return nil, &InvalidSpecError{Field: field, Message: fmt.Sprintf("%s names no volume of spec.volumes", m.Name)}
+		}
+		mount := corev1ac.VolumeMount().WithName(m.Name).WithMountPath(m.MountPath)
+		if m.SubPath != "" {
+			mount.WithSubPath(m.SubPath)
+		}
+		if m.ReadOnly {
+			mount.WithReadOnly(true)
+		}
+		out = append(out, mount)
+	}
+	return out, nil
 }
 
 // podSecurityContext is the MyApp's pod security context with the restricted defaults in
@@ -343,7 +360,7 @@ func convert[T any](field string, in any) (*T, error) {
 
 // envVars are the container's variables. A divisor that is not a quantity (stored before a
 // rule refused it) is an InvalidSpecError rather than a panic.
-func envVars(env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, error) {
+func envVars(field string, env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, error) {
 	out := make([]*corev1ac.EnvVarApplyConfiguration, 0, len(env))
 	for i, e := range env {
 		v := corev1ac.EnvVar().WithName(e.Name)
@@ -359,7 +376,7 @@ func envVars(env []examplev1.EnvVar) ([]*corev1ac.EnvVarApplyConfiguration, erro
 			v.WithValueFrom(corev1ac.EnvVarSource().WithFieldRef(
 				corev1ac.ObjectFieldSelector().WithAPIVersion("v1").WithFieldPath(from.FieldRef.FieldPath)))
 		case from != nil && from.ResourceFieldRef != nil:
-			sel, err := resourceFieldSelector(fmt.Sprintf("spec.env[%d].valueFrom.resourceFieldRef", i), from.ResourceFieldRef)
+			sel, err := resourceFieldSelector(fmt.Sprintf("%s[%d].valueFrom.resourceFieldRef", field, i), from.ResourceFieldRef)
 			if err != nil {
 				return nil, err
 			}
@@ -451,15 +468,15 @@ func envFromSource(from examplev1.EnvFromSource) *corev1ac.EnvFromSourceApplyCon
 // admission checks, so that an object stored before a rule existed yields an
 // InvalidSpecError rather than a child the API server rejects. It returns nil when the MyApp
 // sets none.
-func resources(r *examplev1.ResourceRequirements) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
+func resources(field string, r *examplev1.ResourceRequirements) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
 	if r == nil || (len(r.Limits) == 0 && len(r.Requests) == 0) {
 		return nil, nil
 	}
-	limits, err := resourceList("spec.resources.limits", r.Limits)
+	limits, err := resourceList(field+".limits", r.Limits)
 	if err != nil {
 		return nil, err
 	}
-	requests, err := resourceList("spec.resources.requests", r.Requests)
+	requests, err := resourceList(field+".requests", r.Requests)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +484,7 @@ func resources(r *examplev1.ResourceRequirements) (*corev1ac.ResourceRequirement
 		lim, hasLim := limits[name]
 		if req := requests[name]; hasLim && req.Cmp(lim) > 0 {
 			return nil, &InvalidSpecError{
-				Field:   "spec.resources.requests." + string(name),
+				Field:   field + ".requests." + string(name),
 				Message: "must not exceed limits." + string(name),
 			}
 		}

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"hash/fnv"
 	"iter"
 	"slices"
 	"strconv"
@@ -308,11 +309,21 @@ func (o *operator) problems(pods []pod) []Problem {
 	var out []Problem
 	for _, p := range pods {
 		if f := Family(p.reason); p.phase == waiting && f != "" {
-			out = append(out, Problem{Template: p.hash, Pod: p.name, Container: "app", Image: string(p.intent),
+			out = append(out, Problem{Template: p.hash, Pod: p.name, Container: failingContainer(p.hash), Image: string(p.intent),
 				Reason: p.reason, FirstSeen: o.sightings[sighting{p.name, f}]})
 		}
 	}
 	return out
+}
+
+// failingContainer is the container of a template's pods whose problem the kubelet reports:
+// the application's, an init container's or a sidecar's, fixed per template (the one whose
+// image or configuration is bad), so that the decision meets problems of every kind of
+// container without a draw that would change the seeds' runs.
+func failingContainer(hash string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(hash))
+	return []string{"app", "migrate", "proxy"}[h.Sum32()%3]
 }
 
 func sameRecord(a, b *examplev1.RollbackStatus) bool {

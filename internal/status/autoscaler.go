@@ -32,7 +32,7 @@ var metricsUnavailable = map[string]bool{
 // False, for missing metrics only once that has lasted AutoscalerMetricsGrace. The message is
 // fixed per reason: the autoscaler's own message names a pod and changes with every pod, so
 // it stays out of the status (`kubectl describe hpa` shows it).
-func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Time) *Failure {
+func autoscalerDegraded(app *examplev1.MyApp, h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Time) *Failure {
 	c := autoscalerProblem(h)
 	if c == nil || (metricsUnavailable[c.Reason] && now.Sub(c.LastTransitionTime.Time) < AutoscalerMetricsGrace) {
 		return nil
@@ -42,7 +42,7 @@ func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Tim
 	case metricsUnavailable[c.Reason]:
 		msg = fmt.Sprintf("HorizontalPodAutoscaler %s has had no metrics for the pods for %s (%s): a metrics server must run in "+
 			"the cluster, and %s must be set; `kubectl describe hpa %s` shows the autoscaler's own message",
-			h.Name, AutoscalerMetricsGrace, c.Reason, requestsNeeded(h), h.Name)
+			h.Name, AutoscalerMetricsGrace, c.Reason, requestsNeeded(app, h), h.Name)
 	case c.Reason == "ScalingDisabled":
 		msg = fmt.Sprintf("HorizontalPodAutoscaler %s does not scale (ScalingDisabled): its Deployment was scaled to 0 by hand; "+
 			"scale the Deployment up for autoscaling to resume", h.Name)
@@ -53,20 +53,34 @@ func autoscalerDegraded(h *autoscalingv2.HorizontalPodAutoscaler, now metav1.Tim
 }
 
 // requestsNeeded names the requests the autoscaler's utilisation targets are measured
-// against: spec.resources.requests.cpu, .memory, or both.
-func requestsNeeded(h *autoscalingv2.HorizontalPodAutoscaler) string {
-	var names []string
+// against: spec.resources.requests.cpu, .memory, or both; and the same requests of each
+// sidecar, which the autoscaler adds to the application's (a pod with a sidecar that sets
+// none has no utilisation).
+func requestsNeeded(app *examplev1.MyApp, h *autoscalingv2.HorizontalPodAutoscaler) string {
+	var resources []string
 	for _, m := range h.Spec.Metrics {
 		if m.Resource != nil && m.Resource.Target.Type == autoscalingv2.UtilizationMetricType {
-			names = append(names, "spec.resources.requests."+string(m.Resource.Name))
+			resources = append(resources, string(m.Resource.Name))
 		}
 	}
-	switch len(names) {
-	case 0:
+	if len(resources) == 0 {
 		// An autoscaler made by this operator always has a target; one it reads before its
 		// first apply may not.
-		return "spec.resources.requests.cpu"
-	case 1:
+		resources = []string{string(corev1.ResourceCPU)}
+	}
+	fields := []string{appField}
+	for i := range app.Spec.InitContainers {
+		if app.Spec.InitContainers[i].IsSidecar() {
+			fields = append(fields, fmt.Sprintf("spec.initContainers[%d]", i))
+		}
+	}
+	var names []string
+	for _, f := range fields {
+		for _, r := range resources {
+			names = append(names, f+".resources.requests."+r)
+		}
+	}
+	if len(names) == 1 {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]

@@ -59,7 +59,7 @@ func decide(app *examplev1.MyApp, obs Observed, now metav1.Time) []metav1.Condit
 		degraded = stalled
 	}
 	if degraded == nil {
-		degraded = autoscalerDegraded(obs.Autoscaler, now)
+		degraded = autoscalerDegraded(app, obs.Autoscaler, now)
 	}
 
 	if obs.DeploymentStale && retrying != nil {

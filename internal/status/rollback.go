@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -49,8 +50,9 @@ func RolloutProblemMessage(app *examplev1.MyApp, w ContainerWaiting) string {
 	if p := podsProblem(app, []ContainerWaiting{w}); p != nil {
 		return p.Message
 	}
-	return fmt.Sprintf("The pods of MyApp %s keep exiting (%s): container %s of image %q; `kubectl logs -l %s=%s --previous` shows why",
-		app.Name, w.Reason, w.Container, w.Image, selectorLabel, app.Name)
+	c := containerOf(app, w.Container)
+	return fmt.Sprintf("The pods of MyApp %s keep exiting (%s): %s %s of image %q; `kubectl logs -l %s=%s -c %s --previous` shows why",
+		app.Name, w.Reason, c.kind, w.Container, cmp.Or(w.Image, c.image), selectorLabel, app.Name, w.Container)
 }
 
 // DeadlineMessage says that the Deployment passed its progress deadline rolling out.

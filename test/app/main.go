@@ -47,7 +47,14 @@ func main() {
 	adminPort := flag.Int("admin-port", envPort("ADMIN_PORT", 0), "a second TCP port to answer on (default: $ADMIN_PORT, else none)")
 	delay := flag.Duration("shutdown-delay", defaultShutdownDelay(), "how long to keep serving after SIGTERM (default: $SHUTDOWN_DELAY, else 0)")
 	config := flag.String("config", os.Getenv("CONFIG_FILE"), "a key=value file the app must be able to read (default: $CONFIG_FILE)")
+	writeFile := flag.String("write-file", os.Getenv("WRITE_FILE"), "write the app's version to this file and exit, as an init container does its job (default: $WRITE_FILE)")
 	flag.Parse()
+	if *writeFile != "" {
+		if err := os.WriteFile(*writeFile, []byte("written by myapp test app "+version+"\n"), 0o644); err != nil {
+			log.Fatalf("writing %s: %v", *writeFile, err)
+		}
+		return
+	}
 	if err := checkConfig(*config); err != nil {
 		log.Fatalf("invalid configuration: %v", err)
 	}

@@ -85,7 +85,7 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		Expect(err.Error()).To(ContainSubstring("violates PodSecurity"))
 	})
 
-	It("makes a MyApp Ready once its pods answer, routes its Service and its second port, and rolls its pods to a new image", func() {
+	It("makes a MyApp Ready once its pods answer, runs its init container before them and its sidecar beside them, routes its Service and its second port, and rolls its pods to a new image", func() {
 		ns := newNamespace()
 		v1, v2 := appImage+":"+appVersions[0], appImage+":"+appVersions[1]
 		// A second, named port beside the app's: the pods are ready only once it answers (the
@@ -98,10 +98,35 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 				Env:            []examplev1.EnvVar{{Name: "ADMIN_PORT", Value: ptr.To(strconv.Itoa(adminPort))}},
 				ReadinessProbe: &examplev1.Probe{HTTPGet: &examplev1.HTTPGetProbe{Port: ptr.To(intstr.FromString("admin"))}}},
 		}
+		// An init container that writes a file into a volume the app mounts, and must have
+		// exited before the app starts; a sidecar on a port of its own, whose readiness the
+		// pod's waits for.
+		const sidecarPort = 9091
+		shared := []examplev1.VolumeMount{{Name: "shared", MountPath: "/shared"}}
+		app.Spec.Volumes = []examplev1.Volume{{Name: "shared", EmptyDir: &examplev1.EmptyDirVolumeSource{}}}
+		app.Spec.VolumeMounts = shared
+		app.Spec.InitContainers = []examplev1.InitContainer{
+			{Name: "prepare", Image: v1, Env: []examplev1.EnvVar{{Name: "WRITE_FILE", Value: ptr.To("/shared/prepared")}}, VolumeMounts: shared},
+			{Name: "side", Image: v1, RestartPolicy: ptr.To(examplev1.ContainerRestartPolicyAlways),
+				Env:            []examplev1.EnvVar{{Name: "PORT", Value: ptr.To(strconv.Itoa(sidecarPort))}},
+				ReadinessProbe: &examplev1.SidecarProbe{HTTPGet: &examplev1.SidecarHTTPGet{SidecarPort: examplev1.SidecarPort{Port: sidecarPort}, Path: "/readyz"}}},
+		}
 		Expect(k8s.Create(ctx, app)).To(Succeed())
 
 		By("waiting until the MyApp is Ready, then asking each of its pods directly")
 		before := expectReadyAndAnswering(ns, app.Name, appVersions[0], 2)
+
+		By("reading what the init container wrote, and asking the sidecar, in each pod")
+		for _, p := range before {
+			Expect(httpGet(fmt.Sprintf("http://%s:%d/file?path=/shared/prepared", p.Status.PodIP, appPort))).
+				To(Equal("written by myapp test app " + appVersions[0] + "\n"))
+			Expect(httpGet(fmt.Sprintf("http://%s:%d/", p.Status.PodIP, sidecarPort))).
+				To(Equal(fmt.Sprintf("myapp test app %s on %s\n", appVersions[0], p.Name)))
+			Expect(p.Status.InitContainerStatuses).To(HaveLen(2))
+			Expect(p.Status.InitContainerStatuses[0].State.Terminated).NotTo(BeNil(), "the init container has run to completion")
+			Expect(p.Status.InitContainerStatuses[0].State.Terminated.ExitCode).To(BeZero())
+			Expect(p.Status.InitContainerStatuses[1].Ready).To(BeTrue(), "the sidecar is ready")
+		}
 
 		By("asking through the Service's cluster IP, as a client in the cluster would, on both ports")
 		service := serviceURL(ns, app.Name)
