@@ -99,6 +99,10 @@ const (
 	// MyApp's HTTPRoute within 5 minutes of the operator applying it: the Gateway named does
 	// not exist, or no controller serves its GatewayClass. The message names the Gateway.
 	ReasonGatewayNotResponding = "GatewayNotResponding"
+	// ReasonHostClaimed: a host (and path) of spec.expose is held by an older claim of
+	// another MyApp: of another namespace on any path, or of the same namespace on the same
+	// path. The MyApp serves its other hosts; the holder is unaffected.
+	ReasonHostClaimed = "HostClaimed"
 	// ReasonIngressClassNotFound: the IngressClass of the MyApp's Ingress does not exist, so
 	// no ingress controller serves it. Creating the class is noticed at once.
 	ReasonIngressClassNotFound = "IngressClassNotFound"

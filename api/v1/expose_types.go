@@ -1,5 +1,7 @@
 package v1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Expose makes the app reachable over HTTP from outside the cluster, at its hosts and path,
 // through an HTTPRoute attached to a Gateway or through an Ingress.
 //
@@ -92,4 +94,32 @@ type GatewayReference struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	SectionName string `json:"sectionName,omitempty"`
+}
+
+// ExposureStatus is what the MyApp holds of what spec.expose asks for.
+type ExposureStatus struct {
+	// Claims are the hosts of spec.expose, each with the path, that the MyApp holds, and since
+	// when. A host of spec.expose missing here is held by another MyApp (Stalled, reason
+	// HostClaimed, names it).
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Claims []HostClaim `json:"claims,omitempty"`
+}
+
+// HostClaim is a host and path a MyApp holds.
+type HostClaim struct {
+	// Host is a host of spec.expose.hosts.
+	// +required
+	Host Hostname `json:"host"`
+
+	// Path is spec.expose.path ("/" when left out).
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Path string `json:"path"`
+
+	// Since is when the MyApp first held the host on the path: the claim's age, which decides
+	// between two MyApps asking for one host.
+	// +required
+	Since metav1.Time `json:"since"`
 }

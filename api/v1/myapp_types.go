@@ -947,6 +947,12 @@ type MyAppStatus struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=status,displayName="Canary"
 	Canary *CanaryStatus `json:"canary,omitempty"`
 
+	// Exposure records the hosts and paths of spec.expose the MyApp holds, and since when:
+	// a host belongs to the namespace of its oldest claim, and a claim is recorded here before
+	// the HTTPRoute or Ingress that serves it is applied.
+	// +optional
+	Exposure *ExposureStatus `json:"exposure,omitempty"`
+
 	// URL is where the app is reached from outside the cluster, from spec.expose: the scheme,
 	// the first host that is not a wildcard and the path, once the HTTPRoute or Ingress
 	// carries them. Whether a request gets there is Ready's to say: through a Gateway, Ready

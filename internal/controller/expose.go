@@ -64,6 +64,13 @@ var (
 // until an ingress controller published the Ingress's address (status.IngressTakesOverAt),
 // each the grace more. Every time is read from a stored object, so a restart changes nothing.
 func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
+	// Only the hosts the MyApp holds are exposed (hostclaims.go).
+	exposed, err := r.judgeClaims(ctx, app, obs)
+	if err != nil {
+		out.add(r, app, obs, err)
+		return
+	}
+	app = exposed
 	want := desired.ExposureOf(app, r.ExposeDefaults)
 	served := r.gateway.isServed()
 	if want.Route && !served {

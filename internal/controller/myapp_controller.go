@@ -125,9 +125,11 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	if app.Spec.Canary != nil || app.Status.Canary != nil {
-		// A canary's children follow status.canary: decided from a MyApp older than the
-		// operator's last write, they would follow a record already replaced.
+	if app.Spec.Canary != nil || app.Status.Canary != nil || app.Spec.Expose != nil || app.Status.Exposure != nil {
+		// A canary's children follow status.canary, and an exposed MyApp's hosts the claims
+		// status.exposure records: decided from a MyApp older than the operator's last write,
+		// they would follow a record already replaced (a claim would look unrecorded, and
+		// younger than it is).
 		switch current, err := r.cacheCurrent(ctx, app); {
 		case err != nil:
 			return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -140,6 +142,11 @@ func (r *MyAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	obs := status.Observed{
 		Selector:         labels.SelectorFromSet(desired.SelectorLabels(app)).String(),
 		ReconcileRequest: app.Annotations[examplev1.ReconcileRequestAnnotation],
+	}
+	if app.Spec.Expose != nil {
+		// The claims stay recorded unless judgeClaims decides again: a reconcile that stops
+		// before it must not make a held host look new.
+		obs.Exposure = app.Status.Exposure.DeepCopy()
 	}
 	out := &outcome{}
 	r.reconcileChildren(ctx, app, &obs, out, now)
@@ -533,6 +540,10 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
+	claimants, err := r.setupHostClaims(mgr)
+	if err != nil {
+		return err
+	}
 	c, err := b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
@@ -543,6 +554,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
 		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsWatched, r.configDigests.forget), builder.OnlyMetadata).
+		Watches(&examplev1.MyApp{}, claimants).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Build(r)

@@ -256,7 +256,7 @@ var _ = Describe("A MyApp", func() {
 		udp := examplev1.ProtocolUDP
 		app := createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Spec.Ports = []examplev1.ContainerPort{{Name: "metrics", Port: 9090, AppProtocol: ptrTo("http")}, {Name: "dns", Port: 53, Protocol: &udp}}
-			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"shop.example.com"}, PortName: "metrics"}
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"metrics.ports.test"}, PortName: "metrics"}
 		})
 		type port struct {
 			name     string

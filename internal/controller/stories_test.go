@@ -37,7 +37,7 @@ var _ = Describe("A MyApp in production", func() {
 		createMyApp(ns, "web", func(a *examplev1.MyApp) {
 			a.Spec.AutoScaling = &examplev1.AutoScalingSpec{Enabled: true, MaxReplicas: ptrTo(int32(4))}
 			a.Spec.PodDisruptionBudget = &examplev1.PodDisruptionBudgetSpec{MaxUnavailable: ptrTo(intstr.FromInt32(1))}
-			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"web.example.com", "*.example.com"}, Path: "/web",
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"web.stories.test", "*.stories.test"}, Path: "/web",
 				TLS: &examplev1.ExposeTLS{SecretName: "web-tls"}, IngressClassName: ptrTo("public")}
 		})
 		Eventually(getHPA(ns, "web")).Should(Not(BeNil()))

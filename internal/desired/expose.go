@@ -65,8 +65,8 @@ func ExposureOf(app *examplev1.MyApp, defaults ExposeDefaults) Exposure {
 	}
 }
 
-// exposePath is the path prefix the MyApp is reached under.
-func exposePath(e *examplev1.Expose) string {
+// ExposedPath is the path prefix the MyApp is reached under.
+func ExposedPath(e *examplev1.Expose) string {
 	if e.Path == "" {
 		return DefaultExposePath
 	}
@@ -86,7 +86,7 @@ func URL(app *examplev1.MyApp) string {
 	}
 	for _, h := range e.Hosts {
 		if !strings.HasPrefix(string(h), "*") {
-			return scheme + string(h) + exposePath(e)
+			return scheme + string(h) + ExposedPath(e)
 		}
 	}
 	return ""
@@ -109,7 +109,7 @@ func Ingress(app *examplev1.MyApp, class *string) *networkingv1ac.IngressApplyCo
 		spec.WithRules(networkingv1ac.IngressRule().
 			WithHost(string(h)).
 			WithHTTP(networkingv1ac.HTTPIngressRuleValue().WithPaths(networkingv1ac.HTTPIngressPath().
-				WithPath(exposePath(e)).
+				WithPath(ExposedPath(e)).
 				WithPathType(networkingv1.PathTypePrefix).
 				WithBackend(backend))))
 	}
@@ -171,7 +171,7 @@ func httpRoute(app *examplev1.MyApp, gw examplev1.GatewayReference, backends ...
 	rule := gatewayv1ac.HTTPRouteRule().
 		WithMatches(gatewayv1ac.HTTPRouteMatch().WithPath(gatewayv1ac.HTTPPathMatch().
 			WithType(gatewayv1.PathMatchPathPrefix).
-			WithValue(exposePath(e)))).
+			WithValue(ExposedPath(e)))).
 		WithBackendRefs(backends...)
 	return gatewayv1ac.HTTPRoute(app.Name, app.Namespace).
 		WithLabels(Labels(app)).

@@ -100,7 +100,7 @@ func FuzzBuilders(f *testing.F) {
 			if *route.Spec.Rules[0].BackendRefs[0].Name != gatewayv1.ObjectName(*svc.Name) {
 				t.Fatal("the HTTPRoute does not send to the MyApp's Service")
 			}
-			if u := URL(app); u != "" && !strings.HasSuffix(u, exposePath(app.Spec.Expose)) {
+			if u := URL(app); u != "" && !strings.HasSuffix(u, ExposedPath(app.Spec.Expose)) {
 				t.Fatalf("status.url %q does not end in the path", u)
 			}
 		}

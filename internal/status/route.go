@@ -8,6 +8,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/hostclaims"
 )
 
 // How the app is reached where spec.expose asks: what the Gateway answers of the MyApp's
@@ -230,4 +231,17 @@ func RouteServed(route *gatewayv1.HTTPRoute, gw examplev1.GatewayReference, by P
 		}
 	}
 	return false
+}
+
+// HostClaimed is the Stalled problem of a host of spec.expose an older claim of another MyApp
+// holds: the field, the host, the holder and since when, and what to do.
+func HostClaimed(r hostclaims.Refusal) Failure {
+	holder := fmt.Sprintf("is exposed by MyApp %s/%s at path %s", r.Holder.Namespace, r.Holder.Name, r.Holder.Path)
+	if r.Holder.Host != r.Claim.Host {
+		holder = fmt.Sprintf("meets %s, which MyApp %s/%s exposes at path %s,", r.Holder.Host, r.Holder.Namespace, r.Holder.Name, r.Holder.Path)
+	}
+	return Failure{Reason: examplev1.ReasonHostClaimed, Terminal: true, Message: fmt.Sprintf(
+		"spec.expose.hosts[%d] %s %s since %s: a host belongs to the namespace of its oldest claim, and within it a path to one "+
+			"MyApp; choose another host or path. The MyApp serves its other hosts",
+		r.Index, r.Claim.Host, holder, r.Holder.Since.UTC().Format(time.RFC3339))}
 }

@@ -64,6 +64,8 @@ type Observed struct {
 	Canary *Canary
 	// URL is status.url: where the exposed app is reached, or "".
 	URL string
+	// Exposure is status.exposure: the hosts the MyApp holds, as recorded (hostclaims).
+	Exposure *examplev1.ExposureStatus
 	// Unreachable, when set, says that the app is not yet reachable where spec.expose asks
 	// (the Gateway has not accepted its route): Ready waits for it, and the MyApp is
 	// Reconciling meanwhile. A refusal is a Failure instead.
@@ -82,6 +84,7 @@ func Compute(app *examplev1.MyApp, obs Observed, now metav1.Time) examplev1.MyAp
 		LastHandledReconcileAt: obs.ReconcileRequest,
 		LastUpdateTime:         app.Status.LastUpdateTime,
 		URL:                    obs.URL,
+		Exposure:               obs.Exposure.DeepCopy(),
 	}
 	if d := obs.Deployment; d != nil {
 		next.Replicas = d.Status.Replicas

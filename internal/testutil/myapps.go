@@ -10,7 +10,8 @@ type ValidMyApp struct{ Name, Spec string }
 
 // ValidMyApps are the edge cases of the MyApp API that must be accepted and reconcile: the
 // admission test (api/v1) creates them, and an envtest story (internal/controller) has the
-// operator reconcile each one.
+// operator reconcile each one. Each exposed one has hosts of its own, under valid.test: a host
+// belongs to the first MyApp that claims it, and the story asks every one to serve its hosts.
 var ValidMyApps = []ValidMyApp{
 	{"minimal", `{"image":"nginx"}`},
 	// Every field of the first API, as its users wrote them, stays valid.
@@ -25,10 +26,10 @@ var ValidMyApps = []ValidMyApp{
 			{"name":"dns","port":53,"protocol":"UDP"},{"name":"dns-tcp","port":53},{"name":"sctp-1","port":8080,"protocol":"SCTP"}],
 			"readinessProbe":{"httpGet":{"port":"metrics","path":"/ready"}},"livenessProbe":{"tcpSocket":{"port":"grpc"}},"startupProbe":{"httpGet":{"port":"http"}},
 			"lifecycle":{"preStop":{"httpGet":{"port":"metrics","path":"/drain"}}},"serviceType":"NodePort",
-			"expose":{"hosts":["shop.example.com"],"portName":"grpc"}}`},
+			"expose":{"hosts":["grpc.named-ports.valid.test"],"portName":"grpc"}}`},
 	{"named-ports-longest-app-protocol", `{"image":"nginx","ports":[{"name":"a","port":9000,"appProtocol":"` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + "/" + strings.Repeat("e", 63) + `"}]}`},
 	{"autoscaling-memory-above-request", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"256Mi"}},"autoScaling":{"enabled":true,"maxReplicas":4,"targetMemoryUtilizationPercentage":150}}`},
-	{"named-ports-exposed-by-http", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["shop.example.com"],"portName":"http"}}`},
+	{"named-ports-exposed-by-http", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["http.named-ports.valid.test"],"portName":"http"}}`},
 	{"named-ports-sixteen", `{"image":"nginx","serviceType":"LoadBalancer","ports":[` + sixteenPorts + `]}`},
 	{"access-policy-both-ways", `{"image":"nginx","accessPolicy":{"inbound":{"ownNamespace":true,"namespaces":["traefik","monitoring"],
 			"apps":[{"name":"front"},{"namespace":"shop","name":"checkout"}]},"outbound":{"apps":[{"name":"db"}],"namespaces":["kube-system"]}}}`},
@@ -194,14 +195,14 @@ var ValidMyApps = []ValidMyApp{
 			"lifecycle":{"preStop":{"sleep":{"seconds":5}}},"automountServiceAccountToken":false,"podDisruptionBudget":{"maxUnavailable":1},
 			"accessPolicy":{"inbound":{"ownNamespace":true,"namespaces":["monitoring"]}}}`},
 	// 0.4.0: exposure, through an Ingress and through a Gateway, at the edges of hosts and path.
-	{"expose-at-the-edges", `{"image":"nginx","port":65535,"expose":{"hosts":["shop.example.com","*.example.com","shop","x-1.y-2.z",
+	{"expose-at-the-edges", `{"image":"nginx","port":65535,"expose":{"hosts":["edges.valid.test","*.edges.valid.test","shop","x-1.y-2.z",
 			"` + prefix253 + `",
 			"a.b.c.d.e.f.g.h","i.j","k.l","m.n","o.p","q.r","s.t","u.v","w.x","y.z","ab.cd"],
 			"path":"/a.b/..c/.d/.../~!$&'()*+,;=:@-_/","tls":{"secretName":"shop-tls"},"ingressClassName":"` + prefix253 + `"}}`},
-	{"expose-gateway", `{"image":"nginx","expose":{"hosts":["shop.example.com"],"tls":{},
+	{"expose-gateway", `{"image":"nginx","expose":{"hosts":["gateway.valid.test"],"tls":{},
 			"gateway":{"namespace":"` + strings.Repeat("n", 63) + `","name":"` + prefix253 + `","sectionName":"https.` + strings.Repeat("s", 200) + `"}}}`},
-	{"expose-defaults", `{"image":"nginx","expose":{"hosts":["*.shop.example.com"],"path":"/"}}`},
-	{"canary-through-a-gateway", `{"image":"nginx","replicas":4,"expose":{"hosts":["shop.example.com"],"gateway":{"name":"public"}},
+	{"expose-defaults", `{"image":"nginx","expose":{"hosts":["*.defaults.valid.test"],"path":"/"}}`},
+	{"canary-through-a-gateway", `{"image":"nginx","replicas":4,"expose":{"hosts":["canary.valid.test"],"gateway":{"name":"public"}},
 			"canary":{"steps":[{"setWeight":5},{"pause":{"duration":"2m"}},{"setWeight":25},{"pause":{}},{"setWeight":100}],
 			"analysis":{"availableWithin":"5m","metrics":[
 				{"name":"success-rate","query":"sum(rate(traefik_service_requests_total{service=~\"{{namespace}}-{{canary}}.*\",code!~\"5..\"}[1m])) / sum(rate(traefik_service_requests_total{service=~\"{{namespace}}-{{canary}}.*\"}[1m]))",

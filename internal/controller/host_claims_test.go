@@ -1,0 +1,125 @@
+package controller
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+)
+
+// ingressHosts are the hosts of the MyApp's Ingress, in its order.
+func ingressHosts(g Gomega, ns, name string) []string {
+	rules := getIngress(ns, name)(g).Spec.Rules
+	hosts := make([]string, 0, len(rules))
+	for _, r := range rules {
+		hosts = append(hosts, r.Host)
+	}
+	return hosts
+}
+
+// exposing makes a MyApp exposed at the hosts and path through an Ingress.
+func exposing(path string, hosts ...examplev1.Hostname) func(*examplev1.MyApp) {
+	return func(a *examplev1.MyApp) { a.Spec.Expose = &examplev1.Expose{Hosts: hosts, Path: path} }
+}
+
+var _ = Describe("Hosts belong to someone", func() {
+	It("keeps a host with the namespace of its oldest claim: a later MyApp of another namespace is Stalled naming the holder, serves its other hosts, and gets the host once the holder lets it go", func() {
+		teamA, teamB := newNamespace(), newNamespace()
+		holder := createMyApp(teamA, "shop", exposing("", "shop.claims.test"))
+		Eventually(func(g Gomega) {
+			g.Expect(ingressHosts(g, teamA, "shop")).To(Equal([]string{"shop.claims.test"}))
+			a := getMyApp(teamA, "shop")(g)
+			g.Expect(a.Status.Exposure).NotTo(BeNil())
+			g.Expect(a.Status.Exposure.Claims).To(HaveLen(1))
+			g.Expect(a.Status.Exposure.Claims[0].Host).To(BeEquivalentTo("shop.claims.test"))
+			g.Expect(a.Status.Exposure.Claims[0].Path).To(Equal("/"))
+		}).Should(Succeed())
+		since := getMyApp(teamA, "shop")(Default).Status.Exposure.Claims[0].Since
+		holderIngress := getIngress(teamA, "shop")(Default).ResourceVersion
+
+		By("another namespace asking for the host on another path, beside a host of its own")
+		claimant := createMyApp(teamB, "shop", exposing("/api", "shop.claims.test", "b.claims.test"))
+		Eventually(func(g Gomega) {
+			a := getMyApp(teamB, "shop")(g)
+			stalled := condition(g, a, examplev1.ConditionStalled)
+			g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonHostClaimed))
+			g.Expect(stalled.Message).To(ContainSubstring("spec.expose.hosts[0] shop.claims.test is exposed by MyApp " + teamA + "/shop at path / since " +
+				since.UTC().Format("2006-01-02T15:04:05Z")))
+			g.Expect(ingressHosts(g, teamB, "shop")).To(Equal([]string{"b.claims.test"}), "its other host is served")
+			g.Expect(a.Status.Exposure.Claims).To(HaveLen(1))
+			g.Expect(a.Status.Exposure.Claims[0].Host).To(BeEquivalentTo("b.claims.test"))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) int { return countEvents(g, claimant, examplev1.ReasonHostClaimed) }).Should(Equal(1))
+
+		By("the holder unaffected")
+		Consistently(func(g Gomega) {
+			a := getMyApp(teamA, "shop")(g)
+			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(a.Status.Exposure.Claims[0].Since).To(Equal(since))
+			g.Expect(getIngress(teamA, "shop")(g).ResourceVersion).To(Equal(holderIngress))
+		}, "2s").Should(Succeed())
+
+		By("a wildcard over the host, asked for by a third namespace: refused too")
+		teamC := newNamespace()
+		createMyApp(teamC, "edge", exposing("", "*.claims.test"))
+		Eventually(func(g Gomega) {
+			stalled := condition(g, getMyApp(teamC, "edge")(g), examplev1.ConditionStalled)
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonHostClaimed))
+			g.Expect(stalled.Message).To(ContainSubstring("spec.expose.hosts[0] *.claims.test meets "))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(suiteCtx, key(teamC, "edge"), &networkingv1.Ingress{})).NotTo(Succeed(), "no host held: no Ingress")
+		}).Should(Succeed())
+
+		By("the holder letting the host go: the claimant that asked first gets it")
+		updateMyApp(holder, func(a *examplev1.MyApp) { a.Spec.Expose.Hosts = []examplev1.Hostname{"a.other.test"} })
+		Eventually(func(g Gomega) {
+			g.Expect(ingressHosts(g, teamB, "shop")).To(ConsistOf("shop.claims.test", "b.claims.test"))
+			g.Expect(condition(g, getMyApp(teamB, "shop")(g), examplev1.ConditionStalled).Reason).NotTo(Equal(examplev1.ReasonHostClaimed))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(teamC, "edge")(g), examplev1.ConditionStalled).Reason).To(Equal(examplev1.ReasonHostClaimed),
+				"now held by the claimant that got it")
+		}, "2s").Should(Succeed())
+	})
+
+	It("records a claim before the Ingress that serves it", func() {
+		ns := newNamespace()
+		createMyApp(ns, "first", exposing("", "first.claims.test"))
+		// The Ingress is read first: whenever it serves the host, the record it follows was
+		// written before, so the MyApp read after it holds the claim.
+		served := false
+		Consistently(func(g Gomega) {
+			ing := &networkingv1.Ingress{}
+			if k8s.Get(suiteCtx, key(ns, "first"), ing) != nil || len(ing.Spec.Rules) == 0 {
+				return
+			}
+			served = true
+			a := getMyApp(ns, "first")(g)
+			g.Expect(a.Status.Exposure).NotTo(BeNil(), "the Ingress serves the host, and the status records no claim")
+			g.Expect(a.Status.Exposure.Claims).NotTo(BeEmpty())
+		}, "3s", "20ms").Should(Succeed())
+		Expect(served).To(BeTrue(), "the Ingress never served the host: nothing was measured")
+	})
+
+	It("shares a host within a namespace on other paths, and refuses a second MyApp on the same path", func() {
+		ns := newNamespace()
+		createMyApp(ns, "web", exposing("/", "team.claims.test"))
+		Eventually(func(g Gomega) []string { return ingressHosts(g, ns, "web") }).Should(Equal([]string{"team.claims.test"}))
+		createMyApp(ns, "api", exposing("/api", "team.claims.test"))
+		Eventually(func(g Gomega) []string { return ingressHosts(g, ns, "api") }).Should(Equal([]string{"team.claims.test"}))
+		Consistently(func(g Gomega) string {
+			return condition(g, getMyApp(ns, "api")(g), examplev1.ConditionStalled).Reason
+		}, "2s").ShouldNot(Equal(examplev1.ReasonHostClaimed))
+
+		createMyApp(ns, "api2", exposing("/api/", "team.claims.test"))
+		Eventually(func(g Gomega) {
+			stalled := condition(g, getMyApp(ns, "api2")(g), examplev1.ConditionStalled)
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonHostClaimed))
+			g.Expect(stalled.Message).To(ContainSubstring("is exposed by MyApp " + ns + "/api at path /api since"))
+		}).Should(Succeed())
+	})
+})

@@ -1,0 +1,239 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/hostclaims"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// Hosts belong to someone (docs/design/host-claims.md): before a MyApp's HTTPRoute or
+// Ingress is applied, its hosts are judged against the claims the other MyApps the manager
+// watches record in their status, the ones it holds are recorded in its own, and the child
+// serves only those. A claim refused stalls the MyApp, naming the holder; the holder is
+// unaffected.
+
+// myAppsByHost indexes the cached MyApps by the hosts of their spec.expose
+// (hostclaims.IndexKeys), so that a MyApp finds the claims that meet its own.
+const myAppsByHost = "myapp.example.com/expose-host"
+
+// hostKeys are the index keys of a MyApp's hosts; none while it is deleted, when it lets
+// its hosts go.
+func hostKeys(obj client.Object) []string {
+	app, ok := obj.(*examplev1.MyApp)
+	if !ok || app.Spec.Expose == nil || app.DeletionTimestamp != nil {
+		return nil
+	}
+	var keys []string
+	for _, h := range app.Spec.Expose.Hosts {
+		for _, k := range hostclaims.IndexKeys(string(h)) {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// setupHostClaims indexes the MyApps by host and returns the handler that reconciles the
+// MyApps whose hosts meet one that changed hands: created, deleted, its hosts or path
+// changed, or its record of what it holds changed.
+func (r *MyAppReconciler) setupHostClaims(mgr ctrl.Manager) (handler.EventHandler, error) {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &examplev1.MyApp{}, myAppsByHost, hostKeys); err != nil {
+		return nil, err
+	}
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		for _, obj := range objs {
+			app, ok := obj.(*examplev1.MyApp)
+			if !ok {
+				continue
+			}
+			meeting, err := r.myAppsMeeting(ctx, app)
+			if err != nil {
+				log.FromContext(ctx).Error(err, "Could not list the MyApps whose hosts meet a changed one; their resync looks again")
+				continue
+			}
+			for _, m := range meeting {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+			}
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if claimsChanged(e.ObjectOld, e.ObjectNew) {
+				enqueue(ctx, q, e.ObjectOld, e.ObjectNew)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, e.Object)
+		},
+	}, nil
+}
+
+// claimsChanged tells whether an update of a MyApp can change who holds a host: its hosts or
+// path, its deletion, or its record of what it holds.
+func claimsChanged(before, after client.Object) bool {
+	b, ok1 := before.(*examplev1.MyApp)
+	a, ok2 := after.(*examplev1.MyApp)
+	if !ok1 || !ok2 {
+		return false
+	}
+	expose := func(app *examplev1.MyApp) ([]examplev1.Hostname, string) {
+		if app.Spec.Expose == nil {
+			return nil, ""
+		}
+		return app.Spec.Expose.Hosts, desired.ExposedPath(app.Spec.Expose)
+	}
+	bh, bp := expose(b)
+	ah, ap := expose(a)
+	return !slices.Equal(bh, ah) || bp != ap || (b.DeletionTimestamp == nil) != (a.DeletionTimestamp == nil) ||
+		!slices.Equal(recordedClaims(b), recordedClaims(a))
+}
+
+// myAppsMeeting lists, from the cache, the other MyApps with a host that meets one of app's.
+func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, app *examplev1.MyApp) ([]examplev1.MyApp, error) {
+	if app.Spec.Expose == nil {
+		return nil, nil
+	}
+	seen := map[types.NamespacedName]bool{{Namespace: app.Namespace, Name: app.Name}: true}
+	var out []examplev1.MyApp
+	for _, h := range app.Spec.Expose.Hosts {
+		for _, key := range hostclaims.QueryKeys(string(h)) {
+			list := &examplev1.MyAppList{}
+			if err := r.List(ctx, list, client.MatchingFields{myAppsByHost: key}); err != nil {
+				return nil, err
+			}
+			for _, m := range list.Items {
+				k := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// judgeClaims judges the MyApp's hosts and records the ones it holds before they are served.
+// It returns the MyApp to expose: app itself when it holds every host, else a copy whose
+// spec.expose keeps only the hosts it holds (none: not exposed); obs gets the record and a
+// HostClaimed failure for each refused host.
+func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp, obs *status.Observed) (*examplev1.MyApp, error) {
+	e := app.Spec.Expose
+	if e == nil {
+		return app, nil // obs.Exposure stays nil: the status write lets the record go
+	}
+	path := desired.ExposedPath(e)
+	now := metav1.NewTime(r.now()).Rfc3339Copy() // the status keeps seconds
+	mine := make([]hostclaims.Claim, 0, len(e.Hosts))
+	for _, h := range e.Hosts {
+		c := hostclaims.Claim{Namespace: app.Namespace, Name: app.Name, Host: string(h), Path: path, Since: now.Time}
+		for _, rec := range recordedClaims(app) {
+			if string(rec.Host) == c.Host && rec.Path == path {
+				c.Since, c.Recorded = rec.Since.Time, true
+			}
+		}
+		mine = append(mine, c)
+	}
+	meeting, err := r.myAppsMeeting(ctx, app)
+	if err != nil {
+		return nil, err
+	}
+	var others []hostclaims.Claim
+	for i := range meeting {
+		others = append(others, heldClaims(&meeting[i])...)
+	}
+	held, refused := hostclaims.Judge(mine, others)
+
+	record := make([]examplev1.HostClaim, 0, len(held))
+	for _, c := range held {
+		record = append(record, examplev1.HostClaim{Host: examplev1.Hostname(c.Host), Path: c.Path, Since: metav1.NewTime(c.Since)})
+	}
+	if slices.ContainsFunc(held, func(c hostclaims.Claim) bool { return !c.Recorded }) {
+		// A claim is recorded before the child that serves it is applied: its age is what
+		// decides against a later claimant, and it must survive a restart.
+		if err := r.recordClaims(ctx, app, record); err != nil {
+			return nil, err
+		}
+	}
+	obs.Exposure = nil
+	if len(record) > 0 {
+		obs.Exposure = &examplev1.ExposureStatus{Claims: record}
+	}
+	if len(refused) == 0 {
+		return app, nil
+	}
+	for _, ref := range refused {
+		obs.Failures = append(obs.Failures, status.HostClaimed(ref))
+	}
+	served := app.DeepCopy()
+	if len(held) == 0 {
+		served.Spec.Expose = nil
+		return served, nil
+	}
+	served.Spec.Expose.Hosts = nil
+	for _, c := range held {
+		served.Spec.Expose.Hosts = append(served.Spec.Expose.Hosts, examplev1.Hostname(c.Host))
+	}
+	return served, nil
+}
+
+// recordedClaims are the claims the MyApp's status records.
+func recordedClaims(app *examplev1.MyApp) []examplev1.HostClaim {
+	if app.Status.Exposure == nil {
+		return nil
+	}
+	return app.Status.Exposure.Claims
+}
+
+// heldClaims are the recorded claims of another MyApp that it still asks for: a host dropped
+// from its spec, or a MyApp being deleted, lets the host go before its status says so.
+func heldClaims(app *examplev1.MyApp) []hostclaims.Claim {
+	if app.Spec.Expose == nil || app.DeletionTimestamp != nil {
+		return nil
+	}
+	path := desired.ExposedPath(app.Spec.Expose)
+	var out []hostclaims.Claim
+	for _, rec := range recordedClaims(app) {
+		if rec.Path == path && slices.Contains(app.Spec.Expose.Hosts, rec.Host) {
+			out = append(out, hostclaims.Claim{Namespace: app.Namespace, Name: app.Name, Host: string(rec.Host), Path: rec.Path,
+				Since: rec.Since.Time, Recorded: true})
+		}
+	}
+	return out
+}
+
+// recordClaims writes the claims the MyApp holds into its status, guarded by its
+// resourceVersion: a MyApp changed since it was read is looked at again.
+func (r *MyAppReconciler) recordClaims(ctx context.Context, app *examplev1.MyApp, claims []examplev1.HostClaim) error {
+	before := app.DeepCopy()
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	app.Status.Exposure = &examplev1.ExposureStatus{Claims: claims}
+	if err := r.Status().Patch(ctx, app, patch); err != nil {
+		app.Status.Exposure, app.ResourceVersion = before.Status.Exposure, before.ResourceVersion
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return &staleError{kind: "MyApp", name: app.Name}
+		}
+		return err
+	}
+	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
+	return nil
+}
