@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -27,35 +26,10 @@ import (
 // serves only those. A claim refused stalls the MyApp, naming the holder; the holder is
 // unaffected.
 
-// myAppsByHost indexes the cached MyApps by the hosts of their spec.expose
-// (hostclaims.IndexKeys), so that a MyApp finds the claims that meet its own.
-const myAppsByHost = "myapp.example.com/expose-host"
-
-// hostKeys are the index keys of a MyApp's hosts; none while it is deleted, when it lets
-// its hosts go.
-func hostKeys(obj client.Object) []string {
-	app, ok := obj.(*examplev1.MyApp)
-	if !ok || app.Spec.Expose == nil || app.DeletionTimestamp != nil {
-		return nil
-	}
-	var keys []string
-	for _, h := range app.Spec.Expose.Hosts {
-		for _, k := range hostclaims.IndexKeys(string(h)) {
-			if !slices.Contains(keys, k) {
-				keys = append(keys, k)
-			}
-		}
-	}
-	return keys
-}
-
-// setupHostClaims indexes the MyApps by host and returns the handler that reconciles the
-// MyApps whose hosts meet one that changed hands: created, deleted, its hosts or path
-// changed, or its record of what it holds changed.
-func (r *MyAppReconciler) setupHostClaims(mgr ctrl.Manager) (handler.EventHandler, error) {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &examplev1.MyApp{}, myAppsByHost, hostKeys); err != nil {
-		return nil, err
-	}
+// hostClaimants is the handler that reconciles the MyApps whose hosts meet those of a MyApp
+// that changed hands: created, deleted, its hosts or path changed, or its record of what it
+// holds changed.
+func (r *MyAppReconciler) hostClaimants() handler.EventHandler {
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
 		for _, obj := range objs {
 			app, ok := obj.(*examplev1.MyApp)
@@ -84,7 +58,7 @@ func (r *MyAppReconciler) setupHostClaims(mgr ctrl.Manager) (handler.EventHandle
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(ctx, q, e.Object)
 		},
-	}, nil
+	}
 }
 
 // claimsChanged tells whether an update of a MyApp can change who holds a host: its hosts or
@@ -108,25 +82,28 @@ func claimsChanged(before, after client.Object) bool {
 }
 
 // myAppsMeeting lists, from the cache, the other MyApps with a host that meets one of app's.
-func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, app *examplev1.MyApp) ([]examplev1.MyApp, error) {
+// It walks every cached MyApp, without copying them (it only reads), rather than look them up
+// in a field index: an index on the manager's cache would start a MyApp informer in a manager
+// that never leads (a standby, or one without the RBAC to list MyApps), whose sync would hold
+// its start and its shutdown; the controllers' own informers start with the leadership.
+func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, app *examplev1.MyApp) ([]*examplev1.MyApp, error) {
 	if app.Spec.Expose == nil {
 		return nil, nil
 	}
-	seen := map[types.NamespacedName]bool{{Namespace: app.Namespace, Name: app.Name}: true}
-	var out []examplev1.MyApp
-	for _, h := range app.Spec.Expose.Hosts {
-		for _, key := range hostclaims.QueryKeys(string(h)) {
-			list := &examplev1.MyAppList{}
-			if err := r.List(ctx, list, client.MatchingFields{myAppsByHost: key}); err != nil {
-				return nil, err
-			}
-			for _, m := range list.Items {
-				k := types.NamespacedName{Namespace: m.Namespace, Name: m.Name}
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, m)
-				}
-			}
+	list := &examplev1.MyAppList{}
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var out []*examplev1.MyApp
+	for i := range list.Items {
+		m := &list.Items[i]
+		if (m.Namespace == app.Namespace && m.Name == app.Name) || m.Spec.Expose == nil {
+			continue
+		}
+		if slices.ContainsFunc(m.Spec.Expose.Hosts, func(h examplev1.Hostname) bool {
+			return slices.ContainsFunc(app.Spec.Expose.Hosts, func(mine examplev1.Hostname) bool { return hostclaims.HostsMeet(string(h), string(mine)) })
+		}) {
+			out = append(out, m)
 		}
 	}
 	return out, nil
@@ -158,8 +135,8 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 		return nil, err
 	}
 	var others []hostclaims.Claim
-	for i := range meeting {
-		others = append(others, heldClaims(&meeting[i])...)
+	for _, m := range meeting {
+		others = append(others, heldClaims(m)...)
 	}
 	held, refused := hostclaims.Judge(mine, others)
 

@@ -540,10 +540,6 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	claimants, err := r.setupHostClaims(mgr)
-	if err != nil {
-		return err
-	}
 	c, err := b.
 		For(&examplev1.MyApp{}, builder.WithPredicates(myAppChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(childChanged(deploymentStatusChanged))).
@@ -554,7 +550,7 @@ func (r *MyAppReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(childChanged(nil))).
 		Owns(&corev1.ConfigMap{}, builder.OnlyMetadata, builder.WithPredicates(childChanged(nil))).
 		Watches(&corev1.ConfigMap{}, r.referencedChanged(configMapsWatched, r.configDigests.forget), builder.OnlyMetadata).
-		Watches(&examplev1.MyApp{}, claimants).
+		Watches(&examplev1.MyApp{}, r.hostClaimants()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.MaxConcurrentReconciles, 1)}).
 		Named("myapp").
 		Build(r)
