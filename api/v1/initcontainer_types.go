@@ -1,5 +1,7 @@
 package v1
 
+import "strconv"
+
 // InitContainer is a container of the MyApp's pods beside the application's: an init
 // container that runs to completion before the application starts, or, with restartPolicy
 // Always, a sidecar, as Kubernetes runs them natively: started in order before the
@@ -90,6 +92,12 @@ type InitContainer struct {
 // Always) rather than to completion before it.
 func (c *InitContainer) IsSidecar() bool {
 	return c.RestartPolicy != nil && *c.RestartPolicy == ContainerRestartPolicyAlways
+}
+
+// InitContainerField is the field path of the i-th init container, as errors and the status
+// name it.
+func InitContainerField(i int) string {
+	return "spec.initContainers[" + strconv.Itoa(i) + "]"
 }
 
 // ContainerRestartPolicyAlways is the restart policy that makes an init container a sidecar.

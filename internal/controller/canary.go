@@ -577,15 +577,23 @@ func canaryControl(app *examplev1.MyApp) (rollout.CanaryControl, string) {
 // recordCanary writes status.canary, guarded by the MyApp's resourceVersion: the canary's next
 // step is stored before anything acts on it.
 func (r *MyAppReconciler) recordCanary(ctx context.Context, app *examplev1.MyApp, next *examplev1.CanaryStatus) error {
+	return r.recordStatus(ctx, app, "the canary's next step", func(s *examplev1.MyAppStatus) { s.Canary = next })
+}
+
+// recordStatus writes what set changes in the MyApp's status, guarded by its resourceVersion,
+// before the operator acts on it: a MyApp changed since it was read (or gone) is a staleError,
+// looked at again once the cache has caught up. On any failure app is as it was read; what
+// names the record in the log.
+func (r *MyAppReconciler) recordStatus(ctx context.Context, app *examplev1.MyApp, what string, set func(*examplev1.MyAppStatus)) error {
 	before := app.DeepCopy()
 	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	app.Status.Canary = next
+	set(&app.Status)
 	if err := r.Status().Patch(ctx, app, patch); err != nil {
-		app.Status.Canary, app.ResourceVersion = before.Status.Canary, before.ResourceVersion
+		app.Status, app.ResourceVersion = before.Status, before.ResourceVersion
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return &staleError{kind: "MyApp", name: app.Name}
 		}
-		log.FromContext(ctx).Info("Could not record the canary's next step; looking again", "error", err.Error())
+		log.FromContext(ctx).Info("Could not record "+what+"; looking again", "error", err.Error())
 		return err
 	}
 	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)

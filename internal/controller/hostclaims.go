@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -30,20 +29,24 @@ import (
 // that changed hands: created, deleted, its hosts or path changed, or its record of what it
 // holds changed.
 func (r *MyAppReconciler) hostClaimants() handler.EventHandler {
+	// enqueue walks the cache once for the hosts of every version of the MyApp given.
 	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], objs ...client.Object) {
+		var hosts []examplev1.Hostname
 		for _, obj := range objs {
-			app, ok := obj.(*examplev1.MyApp)
-			if !ok {
-				continue
+			if app, ok := obj.(*examplev1.MyApp); ok && app.Spec.Expose != nil {
+				hosts = append(hosts, app.Spec.Expose.Hosts...)
 			}
-			meeting, err := r.myAppsMeeting(ctx, app)
-			if err != nil {
-				log.FromContext(ctx).Error(err, "Could not list the MyApps whose hosts meet a changed one; their resync looks again")
-				continue
-			}
-			for _, m := range meeting {
-				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
-			}
+		}
+		if len(hosts) == 0 {
+			return
+		}
+		meeting, err := r.myAppsMeeting(ctx, client.ObjectKeyFromObject(objs[0]), hosts)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Could not list the MyApps whose hosts meet a changed one; their resync looks again")
+			return
+		}
+		for _, m := range meeting {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(m)})
 		}
 	}
 	return handler.Funcs{
@@ -81,15 +84,13 @@ func claimsChanged(before, after client.Object) bool {
 		!slices.Equal(recordedClaims(b), recordedClaims(a))
 }
 
-// myAppsMeeting lists, from the cache, the other MyApps with a host that meets one of app's.
+// myAppsMeeting lists, from the cache, the MyApps other than self with a host that meets one
+// of hosts.
 // It walks every cached MyApp, without copying them (it only reads), rather than look them up
 // in a field index: an index on the manager's cache would start a MyApp informer in a manager
 // that never leads (a standby, or one without the RBAC to list MyApps), whose sync would hold
 // its start and its shutdown; the controllers' own informers start with the leadership.
-func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, app *examplev1.MyApp) ([]*examplev1.MyApp, error) {
-	if app.Spec.Expose == nil {
-		return nil, nil
-	}
+func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, self types.NamespacedName, hosts []examplev1.Hostname) ([]*examplev1.MyApp, error) {
 	list := &examplev1.MyAppList{}
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -97,11 +98,11 @@ func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, app *examplev1.MyAp
 	var out []*examplev1.MyApp
 	for i := range list.Items {
 		m := &list.Items[i]
-		if (m.Namespace == app.Namespace && m.Name == app.Name) || m.Spec.Expose == nil {
+		if client.ObjectKeyFromObject(m) == self || m.Spec.Expose == nil {
 			continue
 		}
 		if slices.ContainsFunc(m.Spec.Expose.Hosts, func(h examplev1.Hostname) bool {
-			return slices.ContainsFunc(app.Spec.Expose.Hosts, func(mine examplev1.Hostname) bool { return hostclaims.HostsMeet(string(h), string(mine)) })
+			return slices.ContainsFunc(hosts, func(mine examplev1.Hostname) bool { return hostclaims.HostsMeet(string(h), string(mine)) })
 		}) {
 			out = append(out, m)
 		}
@@ -130,7 +131,7 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 		}
 		mine = append(mine, c)
 	}
-	meeting, err := r.myAppsMeeting(ctx, app)
+	meeting, err := r.myAppsMeeting(ctx, client.ObjectKeyFromObject(app), e.Hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,9 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 	if slices.ContainsFunc(held, func(c hostclaims.Claim) bool { return !c.Recorded }) {
 		// A claim is recorded before the child that serves it is applied: its age is what
 		// decides against a later claimant, and it must survive a restart.
-		if err := r.recordClaims(ctx, app, record); err != nil {
+		if err := r.recordStatus(ctx, app, "the hosts it holds", func(s *examplev1.MyAppStatus) {
+			s.Exposure = &examplev1.ExposureStatus{Claims: record}
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -196,21 +199,4 @@ func heldClaims(app *examplev1.MyApp) []hostclaims.Claim {
 		}
 	}
 	return out
-}
-
-// recordClaims writes the claims the MyApp holds into its status, guarded by its
-// resourceVersion: a MyApp changed since it was read is looked at again.
-func (r *MyAppReconciler) recordClaims(ctx context.Context, app *examplev1.MyApp, claims []examplev1.HostClaim) error {
-	before := app.DeepCopy()
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
-	app.Status.Exposure = &examplev1.ExposureStatus{Claims: claims}
-	if err := r.Status().Patch(ctx, app, patch); err != nil {
-		app.Status.Exposure, app.ResourceVersion = before.Status.Exposure, before.ResourceVersion
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return &staleError{kind: "MyApp", name: app.Name}
-		}
-		return err
-	}
-	r.statusWrites.remember(client.ObjectKeyFromObject(app), app.ResourceVersion)
-	return nil
 }

@@ -1,8 +1,6 @@
 package desired
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -29,7 +27,7 @@ func initContainers(app *examplev1.MyApp) ([]*corev1ac.ContainerApplyConfigurati
 // initContainer is the i-th init container of the MyApp.
 func initContainer(app *examplev1.MyApp, i int) (*corev1ac.ContainerApplyConfiguration, error) {
 	in := &app.Spec.InitContainers[i]
-	field := fmt.Sprintf("spec.initContainers[%d]", i)
+	field := examplev1.InitContainerField(i)
 	if in.Name == ContainerName {
 		// Admission refuses this; checked here too, so that no input makes a pod the API
 		// server refuses (two containers of one name).

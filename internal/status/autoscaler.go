@@ -71,7 +71,7 @@ func requestsNeeded(app *examplev1.MyApp, h *autoscalingv2.HorizontalPodAutoscal
 	fields := []string{appField}
 	for i := range app.Spec.InitContainers {
 		if app.Spec.InitContainers[i].IsSidecar() {
-			fields = append(fields, fmt.Sprintf("spec.initContainers[%d]", i))
+			fields = append(fields, examplev1.InitContainerField(i))
 		}
 	}
 	var names []string

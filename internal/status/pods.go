@@ -158,7 +158,7 @@ func containerOf(app *examplev1.MyApp, name string) container {
 		if ic.IsSidecar() {
 			kind = "sidecar"
 		}
-		return container{kind: kind, name: name, field: fmt.Sprintf("spec.initContainers[%d]", i), image: ic.Image, env: ic.Env, envFrom: ic.EnvFrom}
+		return container{kind: kind, name: name, field: examplev1.InitContainerField(i), image: ic.Image, env: ic.Env, envFrom: ic.EnvFrom}
 	}
 	return container{kind: "container", name: name, field: appField, image: app.Spec.Image, env: app.Spec.Env, envFrom: app.Spec.EnvFrom}
 }
