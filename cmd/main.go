@@ -31,6 +31,7 @@ import (
 	"github.com/example/myapp-operator/internal/desired"
 	"github.com/example/myapp-operator/internal/events"
 	"github.com/example/myapp-operator/internal/health"
+	"github.com/example/myapp-operator/internal/hostclaims"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/metricsauth"
 	"github.com/example/myapp-operator/internal/status"
@@ -49,7 +50,7 @@ func main() {
 		retryPeriod                       time.Duration
 		rolloutFailureGrace               time.Duration
 		exposeGateway, exposeIngressClass string
-		canaryPrometheus                  string
+		canaryPrometheus, hostSuffixes    string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, e.g. :8443; 0 disables it.")
@@ -99,6 +100,12 @@ func main() {
 	flag.StringVar(&canaryPrometheus, "canary-prometheus-url", "",
 		"The Prometheus (http://host:port) that evaluates the metric checks of canary releases "+
 			"(spec.canary.analysis.metrics). Empty: a MyApp with metric checks starts no canary (CanaryAnalysisUnavailable).")
+	// The environment variable is the flag's default so that OLM installs, whose Subscription
+	// sets the manager's environment but not its arguments, can restrict hosts too.
+	flag.StringVar(&hostSuffixes, "expose-host-suffixes", os.Getenv("EXPOSE_HOST_SUFFIXES"),
+		"The host suffixes each namespace may claim in spec.expose.hosts, as <namespace>=<suffix>[;<suffix>...][,...]; "+
+			"the namespace * stands for those not named, and <namespace>= allows none. Empty (the default, or "+
+			"$EXPOSE_HOST_SUFFIXES): any namespace may claim any host.")
 	logOpts := zap.Options{Development: false}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -117,6 +124,11 @@ func main() {
 	ingressClass, err := controller.ParseIngressClass(exposeIngressClass)
 	if err != nil {
 		log.Error(err, "Invalid --expose-ingress-class")
+		os.Exit(1)
+	}
+	suffixes, err := hostclaims.ParseSuffixes(hostSuffixes)
+	if err != nil {
+		log.Error(err, "Invalid --expose-host-suffixes")
 		os.Exit(1)
 	}
 	var canaryAnalysis analysis.Querier
@@ -189,6 +201,7 @@ func main() {
 		RolloutFailureGrace:     rolloutFailureGrace,
 		ExposeDefaults:          desired.ExposeDefaults{Gateway: gateway, IngressClassName: ingressClass},
 		CanaryAnalysis:          canaryAnalysis,
+		HostSuffixes:            suffixes,
 	}).SetupWithManager(mgr); err != nil {
 		log.Error(err, "Unable to set up the MyApp controller")
 		os.Exit(1)

@@ -103,6 +103,10 @@ const (
 	// another MyApp: of another namespace on any path, or of the same namespace on the same
 	// path. The MyApp serves its other hosts; the holder is unaffected.
 	ReasonHostClaimed = "HostClaimed"
+	// ReasonHostNotAllowed: a host of spec.expose is outside the host suffixes the MyApp's
+	// namespace may claim (the manager's --expose-host-suffixes). The MyApp serves its other
+	// hosts, and the host refused holds nothing against other MyApps.
+	ReasonHostNotAllowed = "HostNotAllowed"
 	// ReasonIngressClassNotFound: the IngressClass of the MyApp's Ingress does not exist, so
 	// no ingress controller serves it. Creating the class is noticed at once.
 	ReasonIngressClassNotFound = "IngressClassNotFound"

@@ -122,7 +122,17 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 	path := desired.ExposedPath(e)
 	now := metav1.NewTime(r.now()).Rfc3339Copy() // the status keeps seconds
 	mine := make([]hostclaims.Claim, 0, len(e.Hosts))
-	for _, h := range e.Hosts {
+	// field is the place in spec.expose.hosts of each claim of mine.
+	field := make([]int, 0, len(e.Hosts))
+	for i, h := range e.Hosts {
+		if !r.HostSuffixes.Allows(app.Namespace, string(h)) {
+			// A host the namespace may not claim is neither served nor recorded: it holds
+			// nothing against the MyApps that may claim it.
+			suffixes, _ := r.HostSuffixes.For(app.Namespace)
+			obs.Failures = append(obs.Failures, status.HostNotAllowed(i, string(h), app.Namespace, suffixes))
+			continue
+		}
+		field = append(field, i)
 		c := hostclaims.Claim{Namespace: app.Namespace, Name: app.Name, Host: string(h), Path: path, Since: now.Time}
 		for _, rec := range recordedClaims(app) {
 			if string(rec.Host) == c.Host && rec.Path == path {
@@ -137,9 +147,12 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 	}
 	var others []hostclaims.Claim
 	for _, m := range meeting {
-		others = append(others, heldClaims(m)...)
+		others = append(others, r.heldClaims(m)...)
 	}
 	held, refused := hostclaims.Judge(mine, others)
+	for i := range refused {
+		refused[i].Index = field[refused[i].Index]
+	}
 
 	record := make([]examplev1.HostClaim, 0, len(held))
 	for _, c := range held {
@@ -158,7 +171,7 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 	if len(record) > 0 {
 		obs.Exposure = &examplev1.ExposureStatus{Claims: record}
 	}
-	if len(refused) == 0 {
+	if len(held) == len(e.Hosts) {
 		return app, nil
 	}
 	for _, ref := range refused {
@@ -184,16 +197,17 @@ func recordedClaims(app *examplev1.MyApp) []examplev1.HostClaim {
 	return app.Status.Exposure.Claims
 }
 
-// heldClaims are the recorded claims of another MyApp that it still asks for: a host dropped
-// from its spec, or a MyApp being deleted, lets the host go before its status says so.
-func heldClaims(app *examplev1.MyApp) []hostclaims.Claim {
+// heldClaims are the recorded claims of another MyApp that it still asks for and its namespace
+// may claim: a host dropped from its spec, a MyApp being deleted, or a host suffix the
+// administrator no longer allows its namespace, lets the host go before its status says so.
+func (r *MyAppReconciler) heldClaims(app *examplev1.MyApp) []hostclaims.Claim {
 	if app.Spec.Expose == nil || app.DeletionTimestamp != nil {
 		return nil
 	}
 	path := desired.ExposedPath(app.Spec.Expose)
 	var out []hostclaims.Claim
 	for _, rec := range recordedClaims(app) {
-		if rec.Path == path && slices.Contains(app.Spec.Expose.Hosts, rec.Host) {
+		if rec.Path == path && slices.Contains(app.Spec.Expose.Hosts, rec.Host) && r.HostSuffixes.Allows(app.Namespace, string(rec.Host)) {
 			out = append(out, hostclaims.Claim{Namespace: app.Namespace, Name: app.Name, Host: string(rec.Host), Path: rec.Path,
 				Since: rec.Since.Time, Recorded: true})
 		}

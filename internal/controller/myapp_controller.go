@@ -33,6 +33,7 @@ import (
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/analysis"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/hostclaims"
 	"github.com/example/myapp-operator/internal/metrics"
 	"github.com/example/myapp-operator/internal/status"
 )
@@ -70,6 +71,9 @@ type MyAppReconciler struct {
 	// ExposeDefaults say how a spec.expose that names neither a Gateway nor an ingress class
 	// is exposed (the manager's --expose-gateway and --expose-ingress-class flags).
 	ExposeDefaults desired.ExposeDefaults
+	// HostSuffixes are the host suffixes each namespace may claim in spec.expose.hosts (the
+	// manager's --expose-host-suffixes); the zero value restricts nothing.
+	HostSuffixes hostclaims.Suffixes
 	// CanaryAnalysis evaluates the metric checks of canary releases (the Prometheus of the
 	// manager's --canary-prometheus-url flag); nil when the manager has none, and a MyApp with
 	// metric checks then starts no canary (CanaryAnalysisUnavailable).

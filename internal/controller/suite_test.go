@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ import (
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/hostclaims"
 	"github.com/example/myapp-operator/internal/metrics"
 )
 
@@ -131,6 +133,11 @@ type managerOptions struct {
 	config *rest.Config
 	// grace is the reconciler's RolloutFailureGrace (a second when 0).
 	grace time.Duration
+	// hostSuffixes are the manager's --expose-host-suffixes.
+	hostSuffixes hostclaims.Suffixes
+	// wrap, when set, wraps the manager's transport to the API server: a story's stand-in for
+	// a request the API server does not answer.
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // startManager runs the reconciler as cmd/main.go wires it, for the spec, and returns what
@@ -159,6 +166,9 @@ func runManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 	}
 	if opts.requests != nil {
 		mgrCfg.Wrap(opts.requests.wrap)
+	}
+	if opts.wrap != nil {
+		mgrCfg.Wrap(opts.wrap)
 	}
 	if opts.syncPeriod == 0 {
 		opts.syncPeriod = resyncPeriod
@@ -200,6 +210,7 @@ func runManager(ctx context.Context, opts managerOptions) <-chan struct{} {
 		Metrics:                 myAppMetrics(opts.metrics),
 		RolloutFailureGrace:     opts.grace,
 		ExposeDefaults:          opts.exposeDefaults,
+		HostSuffixes:            opts.hostSuffixes,
 	}).SetupWithManager(mgr)).To(Succeed())
 	stopped := make(chan struct{})
 	go func() {

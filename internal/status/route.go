@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -244,4 +245,18 @@ func HostClaimed(r hostclaims.Refusal) Failure {
 		"spec.expose.hosts[%d] %s %s since %s: a host belongs to the namespace of its oldest claim, and within it a path to one "+
 			"MyApp; choose another host or path. The MyApp serves its other hosts",
 		r.Index, r.Claim.Host, holder, r.Holder.Since.UTC().Format(time.RFC3339))}
+}
+
+// HostNotAllowed is the Stalled problem of a host of spec.expose outside the host suffixes
+// the manager's --expose-host-suffixes lets the MyApp's namespace claim: the field, the host,
+// the namespace's suffixes, and what to do.
+func HostNotAllowed(index int, host, namespace string, suffixes []string) Failure {
+	may := "may claim no host"
+	if len(suffixes) > 0 {
+		may = "may claim only hosts under " + strings.Join(suffixes, ", ")
+	}
+	return Failure{Reason: examplev1.ReasonHostNotAllowed, Terminal: true, Message: fmt.Sprintf(
+		"spec.expose.hosts[%d] %s is not allowed: namespace %s %s (the operator's --expose-host-suffixes); "+
+			"choose a host under them, or ask the cluster's administrator. The MyApp serves its other hosts",
+		index, host, namespace, may)}
 }
