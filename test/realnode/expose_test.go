@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -107,6 +108,47 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 	})
 
 	It("rolls back an image that cannot be pulled, a file and a ConfigMap value that make the new pods crash, dropping no request through the Service or the Gateway, then rolls a good change forward", Label("rollback"), rollsBackUnderTraffic)
+
+	It("keeps a host with the namespace that claimed it first: another namespace's MyApp on a path of it gets no request through Traefik, and is Stalled naming the holder", Label("host-claims"), func() {
+		withGatewayAPI() // Traefik serves Ingresses with either provider set
+		const claimed = "claims.example.com"
+		// Each app says whose it is at /env?name=OWNER; the claimant asks for /env, where
+		// Traefik's longest-prefix match would send it every such request.
+		exposed := func(ns, path string) {
+			Expect(k8s.Create(ctx, &examplev1.MyApp{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+				Spec: examplev1.MyAppSpec{Image: appImage + ":" + appVersions[0], Replicas: ptr.To[int32](1), Port: ptr.To[int32](appPort),
+					Env:    []examplev1.EnvVar{{Name: "OWNER", Value: ptr.To(ns)}},
+					Expose: &examplev1.Expose{Hosts: []examplev1.Hostname{claimed}, Path: path}},
+			})).To(Succeed())
+		}
+		teamA, teamB := newNamespace(), newNamespace()
+		exposed(teamA, "/")
+		expectReadyAndAnswering(teamA, "web", appVersions[0], 1)
+		owner := traefikURL() + "env?name=OWNER"
+		Eventually(answerFrom).WithArguments(owner, claimed).Should(Equal(teamA), "the holder answers every path of its host")
+
+		By("another namespace asking for the host's /env")
+		exposed(teamB, "/env")
+		// The claimant's pod is up and would answer: only the claim keeps the requests from it.
+		Eventually(func(g Gomega) int32 {
+			d := &appsv1.Deployment{}
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: teamB, Name: "web"}, d)).To(Succeed())
+			return d.Status.AvailableReplicas
+		}).Should(Equal(int32(1)))
+		Consistently(answerFrom).WithArguments(owner, claimed).WithTimeout(10*time.Second).WithPolling(250*time.Millisecond).
+			Should(Equal(teamA), "a request of the claimed path reaches the holder, never the claimant")
+		Eventually(func(g Gomega) {
+			stalled := meta.FindStatusCondition(myApp(g, teamB).Status.Conditions, examplev1.ConditionStalled)
+			g.Expect(stalled).NotTo(BeNil())
+			g.Expect(stalled.Reason).To(Equal(examplev1.ReasonHostClaimed))
+			g.Expect(stalled.Message).To(ContainSubstring("spec.expose.hosts[0] " + claimed + " is exposed by MyApp " + teamA + "/web"))
+		}).Should(Succeed())
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: teamB, Name: "web"}, &networkingv1.Ingress{})
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the claimant has an Ingress: %v", err)
+		holder := meta.FindStatusCondition(myApp(Default, teamA).Status.Conditions, examplev1.ConditionReady)
+		Expect(holder).To(HaveField("Status", metav1.ConditionTrue), "the holder is unaffected")
+	})
 })
 
 // getRoute fails unless the namespace holds the HTTPRoute of that name.
