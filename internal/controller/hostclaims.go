@@ -95,10 +95,15 @@ func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, self types.Namespac
 	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
+	return meetingIn(list.Items, self, hosts), nil
+}
+
+// meetingIn picks the MyApps of items other than self with a host that meets one of hosts.
+func meetingIn(items []examplev1.MyApp, self types.NamespacedName, hosts []examplev1.Hostname) []*examplev1.MyApp {
 	var out []*examplev1.MyApp
-	for i := range list.Items {
-		m := &list.Items[i]
-		if client.ObjectKeyFromObject(m) == self || m.Spec.Expose == nil {
+	for i := range items {
+		m := &items[i]
+		if m.Spec.Expose == nil || (m.Name == self.Name && m.Namespace == self.Namespace) {
 			continue
 		}
 		if slices.ContainsFunc(m.Spec.Expose.Hosts, func(h examplev1.Hostname) bool {
@@ -107,7 +112,7 @@ func (r *MyAppReconciler) myAppsMeeting(ctx context.Context, self types.Namespac
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // judgeClaims judges the MyApp's hosts and records the ones it holds before they are served.
