@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,12 +39,22 @@ func FreeLoopbackAddr() (string, error) { return FreeAddr("127.0.0.1") }
 // the kernel hands ports of that range to every outgoing connection and to every listener
 // on port 0, so a port picked there can be taken by any client of the lanes running beside
 // this one before the process it is meant for binds it. Below the range only another
-// picker like this one can take it, and the pick is random over thousands of ports. Where
-// the range cannot be read, the kernel picks (port 0).
+// picker like this one can take it. A process picks the ports one after the other from a
+// random start, so two picks of one process never return the same port (a port checked free
+// is free again once the check closes it, and a suite often picks for two processes before
+// either binds), and two processes rarely meet. Where the range cannot be read, the kernel
+// picks (port 0).
 func FreeAddr(ip string) (string, error) {
 	if low, ok := ephemeralLow(); ok && low > lowestPicked+1 {
+		picks.Lock()
+		defer picks.Unlock()
+		span := low - lowestPicked
+		if picks.next == 0 {
+			picks.next = lowestPicked + rand.IntN(span)
+		}
 		for range 64 {
-			port := lowestPicked + rand.IntN(low-lowestPicked)
+			port := picks.next
+			picks.next = lowestPicked + (port+1-lowestPicked)%span
 			l, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(port)))
 			if err != nil {
 				continue
@@ -58,6 +69,12 @@ func FreeAddr(ip string) (string, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().String(), nil
+}
+
+// picks is where FreeAddr's next pick starts.
+var picks struct {
+	sync.Mutex
+	next int
 }
 
 // lowestPicked is the lowest port FreeAddr picks: above the ports servers are configured

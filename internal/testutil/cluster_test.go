@@ -35,3 +35,20 @@ func TestFreeAddrPicksBelowTheEphemeralRange(t *testing.T) {
 		_ = l.Close()
 	}
 }
+
+// Two picks of one process never return the same port, though each port is free again as
+// soon as the pick's check closes it: a suite picks ports for two processes before either
+// binds (the e2e leader-election story's two managers once got the same metrics port).
+func TestFreeAddrNeverPicksAPortTwice(t *testing.T) {
+	seen := map[string]bool{}
+	for range 200 {
+		addr, err := FreeLoopbackAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[addr] {
+			t.Fatalf("FreeLoopbackAddr() returned %s twice", addr)
+		}
+		seen[addr] = true
+	}
+}
