@@ -247,7 +247,7 @@ func TestRoutesListed(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			NewWithT(t).Expect(routesListed(c.list, c.err)).To(Equal(c.want))
+			NewWithT(t).Expect(kindListed(c.list, c.err, kindRoute)).To(Equal(c.want))
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -56,7 +55,7 @@ var (
 // controller accepted the route (status.RouteProblem), and whether the Ingress's class exists
 // and an ingress controller published its address (status.IngressProblem). An HTTPRoute is
 // made only while the Gateway API is served; a MyApp that asks for one before is Stalled
-// (GatewayAPINotInstalled) and looks again within gatewayAPILookInterval.
+// (GatewayAPINotInstalled) and looks again within optionalAPILookInterval.
 //
 // A move from one to the other is made before it breaks, in both directions, with one grace
 // (status.MoveGrace): the Ingress of a MyApp that moves to a Gateway stays until the
@@ -264,121 +263,16 @@ func mayBeUnserved(err error) bool {
 	return err != nil && (apierrors.IsNotFound(err) || meta.IsNoMatchError(err) || errors.As(err, &notSynced))
 }
 
-// gatewayAPILookInterval is how often, at most, the operator asks the API server whether it
-// now serves HTTPRoutes while it does not (probe asks that often whatever the MyApps need):
-// installing the Gateway API fires no event the operator watches, and its watch would need
-// read access to every CRD of the cluster.
-const gatewayAPILookInterval = 10 * time.Second
-
 // gatewayAPIRetry is how soon a MyApp that needs the Gateway API, while it is not served,
 // is reconciled again.
 const gatewayAPIRetry = 30 * time.Second
 
-// gatewayAPI knows whether the cluster serves HTTPRoutes, and starts the watch of the MyApps'
-// HTTPRoutes the first time it finds that it does. The Gateway API is optional: without its
-// CRDs the operator starts, and a MyApp that needs it is Stalled until they are installed.
+// gatewayAPI knows whether the cluster serves HTTPRoutes (optionalAPI), and reads the
+// cluster-wide objects that say who serves a MyApp's exposure (expose_reads.go): Gateways
+// with their GatewayClasses, and IngressClasses.
 type gatewayAPI struct {
-	mapper meta.RESTMapper
-	// discovery answers stillServed, past the mapper's memory.
-	discovery discovery.DiscoveryInterface
-	// watch starts the watch of HTTPRoutes; called once.
-	watch func() error
-	// found reconciles every MyApp, once a look first finds HTTPRoutes served: those that wait
-	// for the Gateway API go on at once, not at their next retry. It runs in a goroutine of
-	// its own.
-	found func(context.Context)
-	// gateways and ingressClasses are the reads of the cluster-wide objects that say who
-	// serves a MyApp's exposure (expose_reads.go): Gateways with their GatewayClasses, and
-	// IngressClasses.
+	*optionalAPI
 	gateways, ingressClasses *clusterReads
-
-	mu       sync.Mutex
-	served   bool
-	lookedAt time.Time
-}
-
-func (g *gatewayAPI) isServed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.served
-}
-
-// look asks the API server's discovery, at most once per gatewayAPILookInterval, whether it
-// serves HTTPRoutes, and starts their watch once it does.
-func (g *gatewayAPI) look(ctx context.Context, now time.Time) (bool, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.served || (!g.lookedAt.IsZero() && now.Sub(g.lookedAt) < gatewayAPILookInterval) {
-		return g.served, nil
-	}
-	return g.lookLocked(ctx, now)
-}
-
-// stillServed asks the API server's discovery, uncached, whether it serves HTTPRoutes now,
-// after a request about one met an answer that may mean it stopped. It gives up after
-// discoveryTimeout, as the manager's HTTP client sets no timeout of its own.
-func (g *gatewayAPI) stillServed(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
-	defer cancel()
-	list := &metav1.APIResourceList{}
-	err := g.discovery.RESTClient().Get().AbsPath("/apis", gatewayv1.GroupVersion.String()).Do(ctx).Into(list)
-	served := routesListed(list, err)
-	if err != nil && served {
-		log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is still served")
-	}
-	return served
-}
-
-// discoveryTimeout bounds stillServed's one request.
-const discoveryTimeout = 10 * time.Second
-
-// routesListed reads discovery's answer for gateway.networking.k8s.io/v1: HTTPRoutes are
-// served when the list holds them; a NotFound, or a list without them, says they are not.
-// Any other failure counts as served, so that the MyApp reports the request's own error
-// rather than a missing API it cannot tell.
-func routesListed(list *metav1.APIResourceList, err error) bool {
-	switch {
-	case apierrors.IsNotFound(err):
-		return false
-	case err != nil:
-		return true
-	}
-	for _, r := range list.APIResources {
-		if r.Kind == kindRoute {
-			return true
-		}
-	}
-	return false
-}
-
-// lookNow is look without the interval.
-func (g *gatewayAPI) lookNow(ctx context.Context, now time.Time) (bool, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.served {
-		return true, nil
-	}
-	return g.lookLocked(ctx, now)
-}
-
-func (g *gatewayAPI) lookLocked(ctx context.Context, now time.Time) (bool, error) {
-	g.lookedAt = now
-	_, err := g.mapper.RESTMapping(schema.GroupKind{Group: gatewayv1.GroupName, Kind: kindRoute}, gatewayv1.GroupVersion.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("asking the API server whether it serves HTTPRoutes: %w", err)
-	}
-	if err := g.watch(); err != nil {
-		return false, fmt.Errorf("watching HTTPRoutes: %w", err)
-	}
-	g.served = true
-	log.FromContext(ctx).Info("The cluster serves the Gateway API; watching the MyApps' HTTPRoutes")
-	if g.found != nil {
-		go g.found(context.WithoutCancel(ctx))
-	}
-	return true, nil
 }
 
 // setupRoutes gives the reconciler a cache of its own for HTTPRoutes, holding only those
@@ -411,54 +305,16 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 	if err := c.Watch(source.Channel(everyMyApp, &handler.EnqueueRequestForObject{})); err != nil {
 		return err
 	}
-	r.gateway = &gatewayAPI{mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
-		return c.Watch(source.Kind[client.Object](routes, &gatewayv1.HTTPRoute{},
-			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
-			childChanged(routeStatusChanged)))
-	}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
+	r.gateway = &gatewayAPI{optionalAPI: &optionalAPI{kind: schema.GroupVersionKind{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kindRoute}, what: "the Gateway API",
+		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
+			return c.Watch(source.Kind[client.Object](routes, &gatewayv1.HTTPRoute{},
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
+				childChanged(routeStatusChanged)))
+		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}}
 	if err := r.setupClusterReads(mgr, c); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(r.gateway.probe))
-}
-
-// probe looks, once the manager leads, whether the Gateway API is served, asking again with
-// backoff while it has no answer, and then every gatewayAPILookInterval until it is served:
-// HTTPRoutes of MyApps that no longer ask for one are found only through the watch a look
-// starts, and a Gateway API installed later is noticed within the interval, whatever the
-// MyApps' retries.
-func (g *gatewayAPI) probe(ctx context.Context) error {
-	delay := time.Second
-	for {
-		served, err := g.lookNow(ctx, time.Now())
-		switch {
-		case err != nil:
-			log.FromContext(ctx).Error(err, "Could not tell whether the Gateway API is served; asking again", "after", delay)
-		case served:
-			return nil
-		default:
-			delay = gatewayAPILookInterval
-		}
-		// A look finds it served once; a CRD removed after that is the MyApps' to see.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, gatewayAPILookInterval)
-	}
-}
-
-// enqueueEveryMyApp sends every MyApp of the cache to the controller's queue through events.
-func enqueueEveryMyApp(ctx context.Context, c client.Reader, events chan<- event.GenericEvent) {
-	list := &examplev1.MyAppList{}
-	if err := c.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "Could not list the MyApps to reconcile now that the Gateway API is served; each looks again at its retry")
-		return
-	}
-	for i := range list.Items {
-		events <- event.GenericEvent{Object: &list.Items[i]}
-	}
 }
 
 // routeStatusChanged picks the route's parent statuses, where the Gateway says whether it

@@ -122,7 +122,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 		createGateway(ns, "public", gatewayController)
 		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true, MaxTime: crdServedWithin})
 		Expect(err).NotTo(HaveOccurred())
-		// The operator looks again within gatewayAPILookInterval; nothing about the MyApp changes.
+		// The operator looks again within optionalAPILookInterval; nothing about the MyApp changes.
 		Eventually(func(g Gomega) {
 			route := getRoute(ns, "web")(g)
 			g.Expect(route.Spec.ParentRefs).To(HaveLen(1))
@@ -137,7 +137,7 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 			g.Expect(backend.Name).To(Equal(gatewayv1.ObjectName("web")))
 			g.Expect(*backend.Port).To(BeEquivalentTo(desired.DefaultPort))
 			g.Expect(metav1.GetControllerOf(route).Name).To(Equal("web"))
-		}).WithTimeout(2 * gatewayAPILookInterval).Should(Succeed())
+		}).WithTimeout(2 * optionalAPILookInterval).Should(Succeed())
 
 		By("waiting for the Gateway's answer: not Ready, not Stalled")
 		Eventually(func(g Gomega) {
