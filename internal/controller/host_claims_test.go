@@ -61,6 +61,9 @@ var _ = Describe("Hosts belong to someone", func() {
 		Eventually(func(g Gomega) int { return countEvents(g, claimant, examplev1.ReasonHostClaimed) }).Should(Equal(1))
 
 		By("the holder unaffected")
+		Eventually(func(g Gomega) metav1.ConditionStatus {
+			return condition(g, getMyApp(teamA, "shop")(g), examplev1.ConditionStalled).Status
+		}).Should(Equal(metav1.ConditionFalse))
 		Consistently(func(g Gomega) {
 			a := getMyApp(teamA, "shop")(g)
 			g.Expect(condition(g, a, examplev1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse))
@@ -117,6 +120,10 @@ var _ = Describe("Hosts belong to someone", func() {
 		Eventually(func(g Gomega) []string { return ingressHosts(g, ns, "web") }).Should(Equal([]string{"team.claims.test"}))
 		createMyApp(ns, "api", exposing("/api", "team.claims.test"))
 		Eventually(func(g Gomega) []string { return ingressHosts(g, ns, "api") }).Should(Equal([]string{"team.claims.test"}))
+		// The Ingress is applied before the status is written: wait for the status first.
+		Eventually(func(g Gomega) metav1.ConditionStatus {
+			return condition(g, getMyApp(ns, "api")(g), examplev1.ConditionStalled).Status
+		}).Should(Equal(metav1.ConditionFalse))
 		Consistently(func(g Gomega) string {
 			return condition(g, getMyApp(ns, "api")(g), examplev1.ConditionStalled).Reason
 		}, "2s").ShouldNot(Equal(examplev1.ReasonHostClaimed))
