@@ -33,6 +33,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.startupProbe) || !has(self.startupProbe.tcpSocket) || !has(self.startupProbe.tcpSocket.port) || type(self.startupProbe.tcpSocket.port) == int || self.startupProbe.tcpSocket.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.startupProbe.tcpSocket.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="must name a TCP port of the container: http (the MyApp's port) or a TCP port in spec.ports; the kubelet probes over TCP",fieldPath=".startupProbe.tcpSocket.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.lifecycle) || !has(self.lifecycle.preStop) || !has(self.lifecycle.preStop.httpGet) || !has(self.lifecycle.preStop.httpGet.port) || type(self.lifecycle.preStop.httpGet.port) == int || self.lifecycle.preStop.httpGet.port == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.lifecycle.preStop.httpGet.port && (!has(p.protocol) || p.protocol == 'TCP')))",message="must name a TCP port of the container: http (the MyApp's port) or a TCP port in spec.ports; the kubelet probes over TCP",fieldPath=".lifecycle.preStop.httpGet.port"
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, p.port != (has(self.port) ? self.port : 8080) || (has(p.protocol) && p.protocol != 'TCP'))",message="a TCP port must not be spec.port, which is the container's port http already",fieldPath=".ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || !has(self.metrics.portName) || self.metrics.portName == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.metrics.portName && (!has(p.protocol) || p.protocol == 'TCP')))",message="must be http (the MyApp's port) or the name of a TCP port in spec.ports",fieldPath=".metrics.portName"
 // +kubebuilder:validation:XValidation:rule="!has(self.expose) || !has(self.expose.portName) || self.expose.portName == 'http' || (has(self.ports) && self.ports.exists(p, p.name == self.expose.portName && (!has(p.protocol) || p.protocol == 'TCP')))",message="must be http (the MyApp's port) or the name of a TCP port in spec.ports",fieldPath=".expose.portName"
 type MyAppSpec struct {
 	// Replicas is the number of pods to run while autoscaling is disabled; 0 scales the
@@ -430,6 +431,13 @@ type MyAppSpec struct {
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Access policy"
 	AccessPolicy *AccessPolicy `json:"accessPolicy,omitempty"`
+
+	// Metrics, when set, has the app's own metrics scraped through a PodMonitor named after
+	// the MyApp, where the cluster serves the Prometheus Operator's PodMonitors (the MyApp is
+	// Degraded where it does not). Removing the field removes it.
+	// +optional
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Metrics"
+	Metrics *AppMetrics `json:"metrics,omitempty"`
 
 	// Expose, when set, makes the app reachable from outside the cluster at its hosts and
 	// path, through an HTTPRoute or an Ingress named after the MyApp that routes to its Service
