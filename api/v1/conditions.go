@@ -110,6 +110,10 @@ const (
 	// ReasonIngressClassNotFound: the IngressClass of the MyApp's Ingress does not exist, so
 	// no ingress controller serves it. Creating the class is noticed at once.
 	ReasonIngressClassNotFound = "IngressClassNotFound"
+	// ReasonPrometheusOperatorNotInstalled: spec.metrics asks for a PodMonitor and the cluster
+	// does not serve the Prometheus Operator's monitoring.coreos.com/v1 PodMonitors. The app
+	// runs without it (Degraded); installing the CRDs is noticed within 10 seconds.
+	ReasonPrometheusOperatorNotInstalled = "PrometheusOperatorNotInstalled"
 	// ReasonIngressNotAdmitted: no ingress controller has published an address in the status
 	// of the MyApp's Ingress within 5 minutes of its creation. The app may be served all the
 	// same (some controllers never publish one), so it makes the MyApp Degraded only.

@@ -81,6 +81,7 @@ func classify(err error) failure {
 		applyErr    *applyError
 		stuck       *migrationStuckError
 		noGateway   *gatewayAPIMissingError
+		noMonitors  *podMonitorsMissingError
 	)
 	switch {
 	case errors.As(err, &invalid):
@@ -103,6 +104,13 @@ func classify(err error) failure {
 		return failure{
 			Failure:    status.Failure{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: noGateway.Error(), Terminal: true},
 			retryAfter: gatewayAPIRetry,
+		}
+	case errors.As(err, &noMonitors):
+		// Served without: reconcileServedWithout makes it Degraded. The CRDs' probe
+		// reconciles every MyApp once it finds them.
+		return failure{
+			Failure:    status.Failure{Reason: examplev1.ReasonPrometheusOperatorNotInstalled, Message: noMonitors.Error(), Terminal: true},
+			retryAfter: podMonitorRetry,
 		}
 	case errors.As(err, &notOwned):
 		return failure{

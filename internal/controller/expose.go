@@ -275,8 +275,9 @@ type gatewayAPI struct {
 	gateways, ingressClasses *clusterReads
 }
 
-// setupRoutes gives the reconciler a cache of its own for HTTPRoutes, holding only those
-// labelled as ours, and the watch that starts once the Gateway API is served. It has its own
+// setupRoutes gives the reconciler a cache of its own for the optional kinds (HTTPRoutes, and
+// PodMonitors: podmonitors.go), holding only those labelled as ours, and the watch of
+// HTTPRoutes that starts once the Gateway API is served. It has its own
 // cache because the manager's cannot be configured for a kind the cluster may not serve. At
 // start, while leading, it looks once whether the Gateway API is served, so that an HTTPRoute
 // left by a MyApp that no longer asks for one is found and removed. It sets up the rest of
@@ -312,6 +313,9 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 				childChanged(routeStatusChanged)))
 		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}}
 	if err := r.setupClusterReads(mgr, c); err != nil {
+		return err
+	}
+	if err := r.setupPodMonitors(mgr, c, routes, disco, everyMyApp); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(r.gateway.probe))

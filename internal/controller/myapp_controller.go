@@ -84,6 +84,10 @@ type MyAppReconciler struct {
 	// and gateway knows whether the cluster serves them (expose.go).
 	routes  client.Reader
 	gateway *gatewayAPI
+	// podMonitorCache reads the MyApps' PodMonitors from the same cache, each read bounded,
+	// and podMonitors knows whether the cluster serves them (podmonitors.go).
+	podMonitorCache client.Reader
+	podMonitors     *optionalAPI
 	// carried remembers which stored children carry their intent (carried.go).
 	carried carriedIntents
 	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).
@@ -343,6 +347,7 @@ func (r *MyAppReconciler) reconcileServedWithout(ctx context.Context, app *examp
 	} else {
 		out.add(r, app, obs, r.deleteChild(ctx, app, &out.changes, &networkingv1.NetworkPolicy{}, app.Name))
 	}
+	r.reconcileMetrics(ctx, app, obs, out)
 	var keep []string
 	if files != nil {
 		keep = append(keep, files.Hash)

@@ -1,0 +1,148 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	monitoringv1ac "github.com/prometheus-operator/prometheus-operator/pkg/client/applyconfiguration/monitoring/v1"
+	"k8s.io/client-go/discovery"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/ssa"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// The app's own metrics (spec.metrics) are scraped through a PodMonitor of the Prometheus
+// Operator, an optional kind: without its CRD the MyApp is Degraded, naming it, and the
+// app runs as before; a CRD installed later is noticed within optionalAPILookInterval.
+
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=podmonitors,verbs=get;list;watch;create;patch;delete
+
+const kindPodMonitor = "PodMonitor"
+
+var podMonitorKind = childKind[*monitoringv1.PodMonitor, *monitoringv1ac.PodMonitorApplyConfiguration]{name: kindPodMonitor,
+	newObj: func() *monitoringv1.PodMonitor { return &monitoringv1.PodMonitor{} }, extract: extractPodMonitor,
+	cache: func(r *MyAppReconciler) client.Reader { return r.podMonitorCache }}
+
+// podMonitorRetry is how soon a MyApp whose spec.metrics waits for the Prometheus Operator's
+// CRDs is reconciled again; their probe reconciles every MyApp as soon as it finds them.
+const podMonitorRetry = gatewayAPIRetry
+
+// reconcileMetrics brings the MyApp's PodMonitor to spec.metrics: applied while the field is
+// set and the cluster serves PodMonitors, deleted once the field is removed.
+func (r *MyAppReconciler) reconcileMetrics(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
+	served := r.podMonitors.isServed()
+	if app.Spec.Metrics == nil {
+		if served {
+			out.add(r, app, obs, r.deleteChildIn(ctx, r.podMonitorCache, app, &out.changes, &monitoringv1.PodMonitor{}, app.Name))
+		}
+		return
+	}
+	if !served {
+		var err error
+		if served, err = r.podMonitors.look(ctx, r.now()); err != nil {
+			out.add(r, app, obs, err)
+			return
+		}
+	}
+	if !served {
+		out.add(r, app, obs, &podMonitorsMissingError{})
+		return
+	}
+	_, err := applyChild(ctx, r, app, &out.changes, podMonitorKind, desired.PodMonitor(app), nil)
+	if mayBeUnserved(err) && !r.podMonitors.stillServed(ctx) {
+		err = &podMonitorsMissingError{}
+	}
+	out.add(r, app, obs, err)
+}
+
+// podMonitorsMissingError: the MyApp asks for its metrics to be scraped and the cluster does
+// not serve the Prometheus Operator's PodMonitors.
+type podMonitorsMissingError struct{}
+
+func (e *podMonitorsMissingError) Error() string {
+	return "spec.metrics asks for a PodMonitor, and the cluster does not serve the Prometheus Operator's PodMonitors " +
+		"(monitoring.coreos.com/v1): install the Prometheus Operator's CRDs, or remove spec.metrics. The app runs without it"
+}
+
+// extractPodMonitor reads back what the field manager owns of a PodMonitor, in the shape
+// desired.PodMonitor sends: its labels and owner references, the selector, and the metrics
+// endpoints. The Prometheus Operator publishes no extractor; its CRD's lists are atomic, so
+// an endpoint list someone else changed is theirs and no longer reads back as the manager's.
+func extractPodMonitor(pm *monitoringv1.PodMonitor, owner string) (*monitoringv1ac.PodMonitorApplyConfiguration, error) {
+	if pm == nil {
+		return nil, fmt.Errorf("no PodMonitor to read")
+	}
+	out := monitoringv1ac.PodMonitor(pm.Name, pm.Namespace)
+	for k, v := range pm.Labels {
+		if ssa.Owns(pm, owner, "f:metadata", "f:labels", "f:"+k) {
+			out.WithLabels(map[string]string{k: v})
+		}
+	}
+	for _, ref := range pm.OwnerReferences {
+		if ssa.Owns(pm, owner, "f:metadata", "f:ownerReferences", fmt.Sprintf(`k:{"uid":"%s"}`, ref.UID)) {
+			o := metav1ac.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).WithUID(ref.UID)
+			if ref.Controller != nil {
+				o.WithController(*ref.Controller)
+			}
+			if ref.BlockOwnerDeletion != nil {
+				o.WithBlockOwnerDeletion(*ref.BlockOwnerDeletion)
+			}
+			out.WithOwnerReferences(o)
+		}
+	}
+	spec := monitoringv1ac.PodMonitorSpec()
+	owned := false
+	if ssa.Owns(pm, owner, "f:spec", "f:selector") {
+		sel := metav1ac.LabelSelector()
+		for k, v := range pm.Spec.Selector.MatchLabels {
+			sel.WithMatchLabels(map[string]string{k: v})
+		}
+		spec.WithSelector(sel)
+		owned = true
+	}
+	if ssa.Owns(pm, owner, "f:spec", "f:podMetricsEndpoints") {
+		for _, e := range pm.Spec.PodMetricsEndpoints {
+			ep := monitoringv1ac.PodMetricsEndpoint()
+			if e.Port != nil {
+				ep.WithPort(*e.Port)
+			}
+			if e.Path != "" {
+				ep.WithPath(e.Path)
+			}
+			if e.Interval != "" {
+				ep.WithInterval(e.Interval)
+			}
+			spec.WithPodMetricsEndpoints(ep)
+		}
+		owned = true
+	}
+	if owned {
+		out.WithSpec(spec)
+	}
+	return out, nil
+}
+
+// setupPodMonitors gives the reconciler its reads of PodMonitors, from the cache of the
+// optional kinds, and the watch that starts once the cluster serves them.
+func (r *MyAppReconciler) setupPodMonitors(mgr ctrl.Manager, c interface{ Watch(source.Source) error }, optional cache.Cache,
+	disco discovery.DiscoveryInterface, everyMyApp chan event.GenericEvent) error {
+	r.podMonitorCache = boundedReader{Reader: optional, what: "PodMonitors", wait: cacheSyncWait}
+	r.podMonitors = &optionalAPI{kind: monitoringv1.SchemeGroupVersion.WithKind(kindPodMonitor), what: "the Prometheus Operator's PodMonitors",
+		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
+			return c.Watch(source.Kind[client.Object](optional, &monitoringv1.PodMonitor{},
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
+				childChanged(nil)))
+		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
+	return mgr.Add(manager.RunnableFunc(r.podMonitors.probe))
+}
