@@ -11,9 +11,10 @@ type AppMetrics struct {
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Port name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	PortName string `json:"portName,omitempty"`
 
-	// Path is the HTTP path of the metrics, /metrics when unset.
+	// Path is the HTTP path of the metrics, /metrics when unset: a path, without a query or
+	// a fragment.
 	// +kubebuilder:validation:MaxLength=256
-	// +kubebuilder:validation:Pattern=`^/[!-~]*$`
+	// +kubebuilder:validation:Pattern=`^/[^?#\s]*$`
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Path",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Path string `json:"path,omitempty"`

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -64,6 +65,11 @@ var _ = Describe("The app's own metrics (spec.metrics)", Ordered, func() {
 		Expect(k8s.Update(suiteCtx, pm)).To(Succeed())
 		Eventually(func(g Gomega) string { return getPodMonitor(ns, "web")(g).Spec.PodMetricsEndpoints[0].Path }).Should(Equal("/stats"))
 
+		By("at rest: the PodMonitor reads back as the operator sent it, so no resync applies it again")
+		n := managerRequests.count()
+		Consistently(func() []string { return podMonitorWrites(managerRequests.since(n, ns)) }, 3*resyncPeriod, 200*time.Millisecond).
+			Should(BeEmpty())
+
 		By("the field removed: the PodMonitor goes")
 		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Metrics = nil })
 		Eventually(func() bool {
@@ -71,3 +77,14 @@ var _ = Describe("The app's own metrics (spec.metrics)", Ordered, func() {
 		}).Should(BeTrue())
 	})
 })
+
+// podMonitorWrites are the requests that write a PodMonitor, of those given.
+func podMonitorWrites(requests []string) []string {
+	var out []string
+	for _, r := range requests {
+		if strings.Contains(r, "/podmonitors") && !strings.HasPrefix(r, "GET ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}

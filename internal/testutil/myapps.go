@@ -29,6 +29,8 @@ var ValidMyApps = []ValidMyApp{
 			"expose":{"hosts":["grpc.named-ports.valid.test"],"portName":"grpc"}}`},
 	{"named-ports-longest-app-protocol", `{"image":"nginx","ports":[{"name":"a","port":9000,"appProtocol":"` + strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 61) + "/" + strings.Repeat("e", 63) + `"}]}`},
 	{"autoscaling-memory-above-request", `{"image":"nginx","resources":{"requests":{"memory":"64Mi"},"limits":{"memory":"256Mi"}},"autoScaling":{"enabled":true,"maxReplicas":4,"targetMemoryUtilizationPercentage":150}}`},
+	{"metrics-default", `{"image":"nginx","metrics":{}}`},
+	{"metrics-named-port", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"metrics":{"portName":"admin","path":"/admin/metrics","interval":"1m30s"}}`},
 	{"named-ports-exposed-by-http", `{"image":"nginx","ports":[{"name":"admin","port":9000}],"expose":{"hosts":["http.named-ports.valid.test"],"portName":"http"}}`},
 	{"named-ports-sixteen", `{"image":"nginx","serviceType":"LoadBalancer","ports":[` + sixteenPorts + `]}`},
 	{"access-policy-both-ways", `{"image":"nginx","accessPolicy":{"inbound":{"ownNamespace":true,"namespaces":["traefik","monitoring"],
