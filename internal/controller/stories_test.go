@@ -86,6 +86,12 @@ var _ = Describe("A MyApp in production", func() {
 						g.Expect(c.Reason).To(Equal(examplev1.ReasonCanaryAnalysisUnavailable))
 						continue
 					}
+					// A MyApp with spec.metrics is Degraded while the PodMonitor CRD is not
+					// installed, which depends on when the story that installs it ran.
+					if a.Spec.Metrics != nil && typ == examplev1.ConditionDegraded && c.Status == metav1.ConditionTrue {
+						g.Expect(c.Reason).To(Equal(examplev1.ReasonPrometheusOperatorNotInstalled))
+						continue
+					}
 					g.Expect(c.Status).To(Equal(metav1.ConditionFalse), "%s: %s", c.Reason, c.Message)
 				}
 				g.Expect(getDeployment(ns, tc.Name)(g)).NotTo(BeNil())
