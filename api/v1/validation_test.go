@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,8 +42,14 @@ func TestMain(m *testing.M) {
 		println(err.Error())
 		os.Exit(1)
 	}
+	// And the Prometheus Operator's PodMonitor, for spec.metrics.
+	podMonitors, err := testutil.PodMonitorCRD()
+	if err != nil {
+		println(err.Error())
+		os.Exit(1)
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), routes},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), routes, podMonitors},
 		ErrorIfCRDPathMissing: true,
 	}
 	// A worker of `go test -fuzz` uses the API server of the process that started it
@@ -61,6 +68,7 @@ func TestMain(m *testing.M) {
 		_ = examplev1.AddToScheme(scheme)
 		_ = clientgoscheme.AddToScheme(scheme)
 		_ = gatewayv1.Install(scheme)
+		_ = monitoringv1.AddToScheme(scheme)
 		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil && started {
 			// Admission as a cluster has it once the operator ran: the CRD and the operator's
 			// admission policy.

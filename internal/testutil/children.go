@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +51,9 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 	}
 	if np := desired.NetworkPolicy(app, migrating); np != nil {
 		children = append(children, Child{np, &networkingv1.NetworkPolicy{}})
+	}
+	if app.Spec.Metrics != nil {
+		children = append(children, Child{desired.PodMonitor(app), &monitoringv1.PodMonitor{}})
 	}
 	if app.Spec.Expose != nil {
 		// Both ways of exposing: which one a MyApp gets depends on the manager's defaults.
