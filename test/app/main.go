@@ -35,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -62,6 +63,7 @@ func main() {
 	hostname, _ := os.Hostname()
 	failing := newErrorShare(os.Getenv("ERROR_SHARE"))
 	mux := http.NewServeMux()
+	var answered atomic.Int64
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -71,7 +73,14 @@ func main() {
 			http.Error(w, fmt.Sprintf("myapp test app %s on %s: failed on purpose", version, hostname), http.StatusInternalServerError)
 			return
 		}
+		answered.Add(1)
 		_, _ = fmt.Fprintf(w, "myapp test app %s on %s\n", version, hostname)
+	})
+	// /metrics answers in Prometheus' text format: how many requests of / the app answered.
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = fmt.Fprintf(w, "# HELP myapp_test_app_requests_total Requests of / the test app answered.\n"+
+			"# TYPE myapp_test_app_requests_total counter\nmyapp_test_app_requests_total{version=%q} %d\n", version, answered.Load())
 	})
 	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) {
 		value, set := os.LookupEnv(r.URL.Query().Get("name"))

@@ -162,6 +162,8 @@ var _ = Describe("The operator on a real node", Ordered, Label("realnode"), func
 		}).Should(Succeed())
 	})
 
+	It("makes a PodMonitor once the Prometheus Operator's CRDs are installed, and a Prometheus scraping the port and path it names reads the app's own metrics", Label("metrics"), scrapesAppMetrics)
+
 	// Last, as it removes the kustomize deployment: OLM then owns the CRD and runs the only
 	// manager, installed from the bundle image as `operator-sdk run bundle` does on any cluster.
 	It("installs the operator through OLM, keeps it running for a minute, and cleans it up", func() {
