@@ -195,7 +195,11 @@ var ValidMyApps = []ValidMyApp{
 			"volumeMounts":[{"name":"tmp","mountPath":"/tmp"},{"name":"config","mountPath":"/etc/nginx/conf.d","readOnly":true}],
 			"files":[{"path":"/etc/app/config.yaml","content":"greeting: hello\nlevel: info\n"}],
 			"lifecycle":{"preStop":{"sleep":{"seconds":5}}},"automountServiceAccountToken":false,"podDisruptionBudget":{"maxUnavailable":1},
-			"accessPolicy":{"inbound":{"ownNamespace":true,"namespaces":["monitoring"]}}}`},
+			"accessPolicy":{"inbound":{"ownNamespace":true,"namespaces":["monitoring"]}},
+			"initContainers":[{"name":"migrate","image":"registry.example.com/shop/migrate:1.4","envFrom":[{"secretRef":{"name":"web-db"}}]},
+				{"name":"proxy","image":"registry.example.com/shop/auth-proxy:2.0","restartPolicy":"Always",
+					"readinessProbe":{"httpGet":{"path":"/healthz","port":4180}},"resources":{"requests":{"cpu":"20m","memory":"32Mi"}}}],
+			"metrics":{"portName":"metrics"},"expose":{"hosts":["web.shop.example.net"]}}`},
 	// 0.4.0: exposure, through an Ingress and through a Gateway, at the edges of hosts and path.
 	{"expose-at-the-edges", `{"image":"nginx","port":65535,"expose":{"hosts":["edges.valid.test","*.edges.valid.test","shop","x-1.y-2.z",
 			"` + prefix253 + `",
