@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -43,9 +44,18 @@ const podMonitorRetry = gatewayAPIRetry
 func (r *MyAppReconciler) reconcileMetrics(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
 	served := r.podMonitors.isServed()
 	if app.Spec.Metrics == nil {
-		if served {
-			out.add(r, app, obs, r.deleteChildIn(ctx, r.podMonitorCache, app, &out.changes, &monitoringv1.PodMonitor{}, app.Name))
+		if !served {
+			return
 		}
+		err := r.deleteChildIn(ctx, r.podMonitorCache, app, &out.changes, &monitoringv1.PodMonitor{}, app.Name)
+		if mayBeUnserved(err) {
+			// The CRD went after the operator found it (its PodMonitors with it), or its cache
+			// has not synced yet: nothing to remove now, and every MyApp without spec.metrics
+			// would otherwise report it. The next reconcile looks again.
+			log.FromContext(ctx).V(1).Info("Could not look for a PodMonitor to remove", "reason", err.Error())
+			return
+		}
+		out.add(r, app, obs, err)
 		return
 	}
 	if !served {
