@@ -20,9 +20,11 @@ type AppMetrics struct {
 	Path string `json:"path,omitempty"`
 
 	// Interval is how often Prometheus scrapes the app, as a Prometheus duration such as 30s
-	// or 1m; unset, the Prometheus' own scrape interval.
+	// or 1m; unset, the Prometheus' own scrape interval. Each unit takes a bounded number of
+	// digits, so that the sum fits Prometheus' durations: one that overflows would stop the
+	// Prometheus from loading its configuration, for every app it scrapes.
 	// +kubebuilder:validation:MaxLength=16
-	// +kubebuilder:validation:Pattern=`^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,4}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?([0-9]{1,9}ms)?$`
 	// +optional
 	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Interval",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
 	Interval string `json:"interval,omitempty"`

@@ -237,6 +237,7 @@ func TestAdmissionRejects(t *testing.T) {
 		{"metrics-path-space", `{"image":"nginx","metrics":{"path":"/my metrics"}}`, "spec.metrics.path", "should match"},
 		{"metrics-path-query", `{"image":"nginx","metrics":{"path":"/metrics?format=text"}}`, "spec.metrics.path", "should match"},
 		{"metrics-interval-bad", `{"image":"nginx","metrics":{"interval":"30"}}`, "spec.metrics.interval", "should match"},
+		{"metrics-interval-overflows", `{"image":"nginx","metrics":{"interval":"9999999999h"}}`, "spec.metrics.interval", "should match"},
 		{"probe-http-bad-scheme", `{"image":"nginx","readinessProbe":{"httpGet":{"scheme":"FTP"}}}`, "spec.readinessProbe.httpGet.scheme", "Unsupported value"},
 		{"probe-http-bad-header", `{"image":"nginx","readinessProbe":{"httpGet":{"httpHeaders":[{"name":"bad header","value":"x"}]}}}`, "spec.readinessProbe.httpGet.httpHeaders[0].name", "HTTP header name"},
 		{"probe-tcp-port-too-high", `{"image":"nginx","startupProbe":{"tcpSocket":{"port":70000}}}`, "spec.startupProbe.tcpSocket.port", "port number"},

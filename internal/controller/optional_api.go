@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,24 +45,25 @@ type optionalAPI struct {
 	// for it go on at once, not at their next retry. It runs in a goroutine of its own.
 	found func(context.Context)
 
+	// served is read by every reconcile without the lock, which a look holds while it asks
+	// the API server.
+	served   atomic.Bool
 	mu       sync.Mutex
-	served   bool
 	lookedAt time.Time
 }
 
-func (o *optionalAPI) isServed() bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.served
-}
+func (o *optionalAPI) isServed() bool { return o.served.Load() }
 
 // look asks the API server's discovery, at most once per optionalAPILookInterval, whether it
 // serves the kind, and starts its watch once it does.
 func (o *optionalAPI) look(ctx context.Context, now time.Time) (bool, error) {
+	if o.served.Load() {
+		return true, nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.served || (!o.lookedAt.IsZero() && now.Sub(o.lookedAt) < optionalAPILookInterval) {
-		return o.served, nil
+	if o.served.Load() || (!o.lookedAt.IsZero() && now.Sub(o.lookedAt) < optionalAPILookInterval) {
+		return o.served.Load(), nil
 	}
 	return o.lookLocked(ctx, now)
 }
@@ -105,9 +107,12 @@ func kindListed(list *metav1.APIResourceList, err error, kind string) bool {
 
 // lookNow is look without the interval.
 func (o *optionalAPI) lookNow(ctx context.Context, now time.Time) (bool, error) {
+	if o.served.Load() {
+		return true, nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.served {
+	if o.served.Load() {
 		return true, nil
 	}
 	return o.lookLocked(ctx, now)
@@ -125,7 +130,7 @@ func (o *optionalAPI) lookLocked(ctx context.Context, now time.Time) (bool, erro
 	if err := o.watch(); err != nil {
 		return false, fmt.Errorf("watching %s: %w", o.kind.Kind, err)
 	}
-	o.served = true
+	o.served.Store(true)
 	log.FromContext(ctx).Info("The cluster serves the API; watching the MyApps' children of its kind", "api", o.what, "kind", o.kind.Kind)
 	if o.found != nil {
 		go o.found(context.WithoutCancel(ctx))
