@@ -127,8 +127,9 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 	path := desired.ExposedPath(e)
 	now := metav1.NewTime(r.now()).Rfc3339Copy() // the status keeps seconds
 	mine := make([]hostclaims.Claim, 0, len(e.Hosts))
-	// field is the place in spec.expose.hosts of each claim of mine.
+	// field is the place in spec.expose.hosts of each claim of mine, and hosts its host.
 	field := make([]int, 0, len(e.Hosts))
+	hosts := make([]examplev1.Hostname, 0, len(e.Hosts))
 	for i, h := range e.Hosts {
 		if !r.HostSuffixes.Allows(app.Namespace, string(h)) {
 			// A host the namespace may not claim is neither served nor recorded: it holds
@@ -137,7 +138,7 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 			obs.Failures = append(obs.Failures, status.HostNotAllowed(i, string(h), app.Namespace, suffixes))
 			continue
 		}
-		field = append(field, i)
+		field, hosts = append(field, i), append(hosts, h)
 		c := hostclaims.Claim{Namespace: app.Namespace, Name: app.Name, Host: string(h), Path: path, Since: now.Time}
 		for _, rec := range recordedClaims(app) {
 			if string(rec.Host) == c.Host && rec.Path == path {
@@ -146,7 +147,8 @@ func (r *MyAppReconciler) judgeClaims(ctx context.Context, app *examplev1.MyApp,
 		}
 		mine = append(mine, c)
 	}
-	meeting, err := r.myAppsMeeting(ctx, client.ObjectKeyFromObject(app), e.Hosts)
+	// Only the claims of hosts the namespace may claim are judged.
+	meeting, err := r.myAppsMeeting(ctx, client.ObjectKeyFromObject(app), hosts)
 	if err != nil {
 		return nil, err
 	}

@@ -57,15 +57,42 @@ func (o *optionalAPI) isServed() bool { return o.served.Load() }
 // look asks the API server's discovery, at most once per optionalAPILookInterval, whether it
 // serves the kind, and starts its watch once it does.
 func (o *optionalAPI) look(ctx context.Context, now time.Time) (bool, error) {
+	return o.lookAfter(ctx, now, optionalAPILookInterval)
+}
+
+// lookNow is look without the interval.
+func (o *optionalAPI) lookNow(ctx context.Context, now time.Time) (bool, error) {
+	return o.lookAfter(ctx, now, 0)
+}
+
+// lookAfter asks, unless the kind is known to be served or the last look is less than
+// interval ago.
+func (o *optionalAPI) lookAfter(ctx context.Context, now time.Time, interval time.Duration) (bool, error) {
 	if o.served.Load() {
 		return true, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.served.Load() || (!o.lookedAt.IsZero() && now.Sub(o.lookedAt) < optionalAPILookInterval) {
+	if o.served.Load() || (!o.lookedAt.IsZero() && now.Sub(o.lookedAt) < interval) {
 		return o.served.Load(), nil
 	}
-	return o.lookLocked(ctx, now)
+	o.lookedAt = now
+	_, err := o.mapper.RESTMapping(o.kind.GroupKind(), o.kind.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("asking the API server whether it serves %s: %w", o.kind.Kind, err)
+	}
+	if err := o.watch(); err != nil {
+		return false, fmt.Errorf("watching %s: %w", o.kind.Kind, err)
+	}
+	o.served.Store(true)
+	log.FromContext(ctx).Info("The cluster serves the API; watching the MyApps' children of its kind", "api", o.what, "kind", o.kind.Kind)
+	if o.found != nil {
+		go o.found(context.WithoutCancel(ctx))
+	}
+	return true, nil
 }
 
 // stillServed asks the API server's discovery, uncached, whether it serves the kind now,
@@ -103,39 +130,6 @@ func kindListed(list *metav1.APIResourceList, err error, kind string) bool {
 		}
 	}
 	return false
-}
-
-// lookNow is look without the interval.
-func (o *optionalAPI) lookNow(ctx context.Context, now time.Time) (bool, error) {
-	if o.served.Load() {
-		return true, nil
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.served.Load() {
-		return true, nil
-	}
-	return o.lookLocked(ctx, now)
-}
-
-func (o *optionalAPI) lookLocked(ctx context.Context, now time.Time) (bool, error) {
-	o.lookedAt = now
-	_, err := o.mapper.RESTMapping(o.kind.GroupKind(), o.kind.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("asking the API server whether it serves %s: %w", o.kind.Kind, err)
-	}
-	if err := o.watch(); err != nil {
-		return false, fmt.Errorf("watching %s: %w", o.kind.Kind, err)
-	}
-	o.served.Store(true)
-	log.FromContext(ctx).Info("The cluster serves the API; watching the MyApps' children of its kind", "api", o.what, "kind", o.kind.Kind)
-	if o.found != nil {
-		go o.found(context.WithoutCancel(ctx))
-	}
-	return true, nil
 }
 
 // probe looks, once the manager leads, whether the kind is served, asking again with backoff

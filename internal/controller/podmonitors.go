@@ -42,9 +42,8 @@ const podMonitorRetry = gatewayAPIRetry
 // reconcileMetrics brings the MyApp's PodMonitor to spec.metrics: applied while the field is
 // set and the cluster serves PodMonitors, deleted once the field is removed.
 func (r *MyAppReconciler) reconcileMetrics(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
-	served := r.podMonitors.isServed()
 	if app.Spec.Metrics == nil {
-		if !served {
+		if !r.podMonitors.isServed() {
 			return
 		}
 		err := r.deleteChildIn(ctx, r.podMonitorCache, app, &out.changes, &monitoringv1.PodMonitor{}, app.Name)
@@ -58,18 +57,15 @@ func (r *MyAppReconciler) reconcileMetrics(ctx context.Context, app *examplev1.M
 		out.add(r, app, obs, err)
 		return
 	}
-	if !served {
-		var err error
-		if served, err = r.podMonitors.look(ctx, r.now()); err != nil {
-			out.add(r, app, obs, err)
-			return
-		}
+	served, err := r.podMonitors.look(ctx, r.now())
+	if err == nil && !served {
+		err = &podMonitorsMissingError{}
 	}
-	if !served {
-		out.add(r, app, obs, &podMonitorsMissingError{})
+	if err != nil {
+		out.add(r, app, obs, err)
 		return
 	}
-	_, err := applyChild(ctx, r, app, &out.changes, podMonitorKind, desired.PodMonitor(app), nil)
+	_, err = applyChild(ctx, r, app, &out.changes, podMonitorKind, desired.PodMonitor(app), nil)
 	if mayBeUnserved(err) && !r.podMonitors.stillServed(ctx) {
 		err = &podMonitorsMissingError{}
 	}
