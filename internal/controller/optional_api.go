@@ -66,14 +66,14 @@ func (o *optionalAPI) lookNow(ctx context.Context, now time.Time) (bool, error) 
 }
 
 // lookAfter asks, unless the kind is known to be served or the last look is less than
-// interval ago.
+// interval ago (0: whenever the last look was).
 func (o *optionalAPI) lookAfter(ctx context.Context, now time.Time, interval time.Duration) (bool, error) {
 	if o.served.Load() {
 		return true, nil
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.served.Load() || (!o.lookedAt.IsZero() && now.Sub(o.lookedAt) < interval) {
+	if o.served.Load() || (interval > 0 && !o.lookedAt.IsZero() && now.Sub(o.lookedAt) < interval) {
 		return o.served.Load(), nil
 	}
 	o.lookedAt = now
