@@ -12,6 +12,7 @@ import (
 	// Client auth plugins (OIDC, exec, ...) for running against any kubeconfig.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -118,6 +119,7 @@ func main() {
 	utilruntime.Must(examplev1.AddToScheme(scheme))
 	utilruntime.Must(gatewayv1.Install(scheme))
 	utilruntime.Must(monitoringv1.AddToScheme(scheme))
+	utilruntime.Must(cmv1.AddToScheme(scheme))
 	gateway, err := controller.ParseGateway(exposeGateway)
 	if err != nil {
 		log.Error(err, "Invalid --expose-gateway")

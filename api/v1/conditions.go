@@ -114,6 +114,23 @@ const (
 	// does not serve the Prometheus Operator's monitoring.coreos.com/v1 PodMonitors. The app
 	// runs without it (Degraded); installing the CRDs is noticed within 10 seconds.
 	ReasonPrometheusOperatorNotInstalled = "PrometheusOperatorNotInstalled"
+	// ReasonCertManagerNotInstalled: spec.expose.tls.issuerRef asks for a certificate and the
+	// cluster does not serve cert-manager's cert-manager.io/v1 Certificates. The Ingress
+	// serves without it (the ingress controller's default certificate, or none); installing
+	// cert-manager is noticed within 10 seconds.
+	ReasonCertManagerNotInstalled = "CertManagerNotInstalled"
+	// ReasonCertificateNotReady: cert-manager has not yet issued the certificate of the
+	// MyApp's Certificate for its current hosts and issuer. Ready waits for it; the message
+	// carries cert-manager's own.
+	ReasonCertificateNotReady = "CertificateNotReady"
+	// ReasonCertificateIssueFailed: cert-manager's last attempt to issue the MyApp's
+	// certificate failed (Degraded, with cert-manager's message); cert-manager tries again
+	// with backoff, and a certificate it issued before keeps being served meanwhile.
+	ReasonCertificateIssueFailed = "CertificateIssueFailed"
+	// ReasonCertManagerNotResponding: cert-manager has said nothing of the current spec of
+	// the MyApp's Certificate within 5 minutes of the operator applying it: its controller
+	// does not run, or does not watch the MyApp's namespace.
+	ReasonCertManagerNotResponding = "CertManagerNotResponding"
 	// ReasonIngressNotAdmitted: no ingress controller has published an address in the status
 	// of the MyApp's Ingress within 5 minutes of its creation. The app may be served all the
 	// same (some controllers never publish one), so it makes the MyApp Degraded only.

@@ -11,6 +11,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // and with no default either an Ingress of the cluster's default IngressClass.
 // +kubebuilder:validation:XValidation:rule="!(has(self.gateway) && has(self.ingressClassName))",message="set gateway or ingressClassName, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.tls) || !has(self.tls.secretName)",message="an HTTPRoute cannot carry a certificate: the Gateway's listener holds it; leave tls.secretName out",fieldPath=".tls.secretName"
+// +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.tls) || !has(self.tls.issuerRef)",message="a certificate for a Gateway belongs to its listener: ask cert-manager for it on the Gateway, and leave tls.issuerRef out",fieldPath=".tls.issuerRef"
 type Expose struct {
 	// Hosts are the DNS names the app answers on, such as shop.example.com, at most 16. A name
 	// may start with a wildcard label ("*.example.com"); its last label starts with a letter,
@@ -60,6 +61,7 @@ type Expose struct {
 type Hostname string
 
 // ExposeTLS asks for HTTPS.
+// +kubebuilder:validation:XValidation:rule="!has(self.issuerRef) || has(self.secretName)",message="tls.issuerRef needs tls.secretName: it names the Secret cert-manager writes the certificate to",fieldPath=".secretName"
 type ExposeTLS struct {
 	// SecretName is the Secret, in the MyApp's namespace, holding the certificate an Ingress
 	// serves (type kubernetes.io/tls). Left out, the ingress controller's default certificate
@@ -68,6 +70,42 @@ type ExposeTLS struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+
+	// IssuerRef, when set, asks cert-manager for the certificate: the operator makes a
+	// cert-manager Certificate named after the MyApp for the hosts its Ingress serves, which
+	// cert-manager issues from this issuer into the Secret secretName names (required with
+	// it; that Secret is then cert-manager's to write). The cluster must serve cert-manager's
+	// Certificates (cert-manager.io/v1): the MyApp is Stalled until it does, and Ready once
+	// the certificate is issued. Not for a Gateway: its listener holds the certificate.
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Certificate issuer"
+	// +optional
+	IssuerRef *IssuerReference `json:"issuerRef,omitempty"`
+}
+
+// IssuerReference names the cert-manager issuer of a certificate.
+type IssuerReference struct {
+	// Name is the issuer's name: an Issuer in the MyApp's namespace, or a ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Issuer name",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +required
+	Name string `json:"name"`
+
+	// Kind is the issuer's kind: Issuer (the default) or ClusterIssuer for cert-manager's own,
+	// or the kind of an external issuer's group.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Issuer kind",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// Group is the issuer's API group: cert-manager.io (the default) or an external issuer's.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName="Issuer group",xDescriptors={"urn:alm:descriptor:com.tectonic.ui:text"}
+	// +optional
+	Group string `json:"group,omitempty"`
 }
 
 // GatewayReference names a Gateway (gateway.networking.k8s.io) and optionally one of its

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,8 +49,14 @@ func TestMain(m *testing.M) {
 		println(err.Error())
 		os.Exit(1)
 	}
+	// And cert-manager's Certificate, for spec.expose.tls.issuerRef.
+	certificates, err := testutil.CertificateCRD()
+	if err != nil {
+		println(err.Error())
+		os.Exit(1)
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), routes, podMonitors},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), routes, podMonitors, certificates},
 		ErrorIfCRDPathMissing: true,
 	}
 	// A worker of `go test -fuzz` uses the API server of the process that started it
@@ -69,6 +76,7 @@ func TestMain(m *testing.M) {
 		_ = clientgoscheme.AddToScheme(scheme)
 		_ = gatewayv1.Install(scheme)
 		_ = monitoringv1.AddToScheme(scheme)
+		_ = cmv1.AddToScheme(scheme)
 		if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err == nil && started {
 			// Admission as a cluster has it once the operator ran: the CRD and the operator's
 			// admission policy.
@@ -389,6 +397,11 @@ func TestAdmissionRejects(t *testing.T) {
 		{"expose-percent", `{"image":"nginx","expose":{"hosts":["a.com"],"path":"/a%2fb"}}`, "spec.expose.path", ""},
 		{"expose-gateway-and-class", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"name":"gw"},"ingressClassName":"nginx"}}`, "spec.expose", "not both"},
 		{"expose-gateway-secret", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"name":"gw"},"tls":{"secretName":"t"}}}`, "spec.expose.tls.secretName", "listener holds it"},
+		{"expose-gateway-issuer", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"name":"gw"},"tls":{"issuerRef":{"name":"ca"}}}}`, "spec.expose.tls.issuerRef", "belongs to its listener"},
+		{"expose-issuer-without-secret", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"issuerRef":{"name":"ca"}}}}`, "spec.expose.tls.secretName", "names the Secret cert-manager writes"},
+		{"expose-issuer-no-name", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"kind":"ClusterIssuer"}}}}`, "spec.expose.tls.issuerRef.name", "Required"},
+		{"expose-issuer-bad-kind", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","kind":"clusterIssuer"}}}}`, "spec.expose.tls.issuerRef.kind", ""},
+		{"expose-issuer-bad-group", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","group":"Cert-Manager.io"}}}}`, "spec.expose.tls.issuerRef.group", ""},
 		{"expose-gateway-no-name", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"infra"}}}`, "spec.expose.gateway.name", "Required"},
 		{"expose-gateway-bad-namespace", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"a.b","name":"gw"}}}`, "spec.expose.gateway.namespace", ""},
 		{"expose-bad-class", `{"image":"nginx","expose":{"hosts":["a.com"],"ingressClassName":"Nginx"}}`, "spec.expose.ingressClassName", ""},

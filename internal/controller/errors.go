@@ -82,6 +82,7 @@ func classify(err error) failure {
 		stuck       *migrationStuckError
 		noGateway   *gatewayAPIMissingError
 		noMonitors  *podMonitorsMissingError
+		noCerts     *certManagerMissingError
 	)
 	switch {
 	case errors.As(err, &invalid):
@@ -111,6 +112,12 @@ func classify(err error) failure {
 		return failure{
 			Failure:    status.Failure{Reason: examplev1.ReasonPrometheusOperatorNotInstalled, Message: noMonitors.Error(), Terminal: true},
 			retryAfter: podMonitorRetry,
+		}
+	case errors.As(err, &noCerts):
+		// The CRDs' probe reconciles every MyApp once it finds them.
+		return failure{
+			Failure:    status.Failure{Reason: examplev1.ReasonCertManagerNotInstalled, Message: noCerts.Error(), Terminal: true},
+			retryAfter: certificateRetry,
 		}
 	case errors.As(err, &notOwned):
 		return failure{

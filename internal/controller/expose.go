@@ -71,6 +71,7 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	}
 	app = exposed
 	want := desired.ExposureOf(app, r.ExposeDefaults)
+	r.reconcileCertificate(ctx, app, want, obs, out)
 	served := r.gateway.isServed()
 	if want.Route && !served {
 		var err error
@@ -275,8 +276,8 @@ type gatewayAPI struct {
 	gateways, ingressClasses *clusterReads
 }
 
-// setupRoutes gives the reconciler a cache of its own for the optional kinds (HTTPRoutes, and
-// PodMonitors: podmonitors.go), holding only those labelled as ours, and the watch of
+// setupRoutes gives the reconciler a cache of its own for the optional kinds (HTTPRoutes,
+// PodMonitors: podmonitors.go, and Certificates: certificates.go), holding only those labelled as ours, and the watch of
 // HTTPRoutes that starts once the Gateway API is served. It has its own
 // cache because the manager's cannot be configured for a kind the cluster may not serve. At
 // start, while leading, it looks once whether the Gateway API is served, so that an HTTPRoute
@@ -316,6 +317,9 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 		return err
 	}
 	if err := r.setupPodMonitors(mgr, c, routes, disco, everyMyApp); err != nil {
+		return err
+	}
+	if err := r.setupCertificates(mgr, c, routes, disco, everyMyApp); err != nil {
 		return err
 	}
 	return mgr.Add(manager.RunnableFunc(r.gateway.probe))

@@ -88,6 +88,10 @@ type MyAppReconciler struct {
 	// and podMonitors knows whether the cluster serves them (podmonitors.go).
 	podMonitorCache client.Reader
 	podMonitors     *optionalAPI
+	// certificateCache reads the MyApps' cert-manager Certificates from the same cache, each
+	// read bounded, and certificates knows whether the cluster serves them (certificates.go).
+	certificateCache client.Reader
+	certificates     *optionalAPI
 	// carried remembers which stored children carry their intent (carried.go).
 	carried carriedIntents
 	// statusWrites remembers the version of each MyApp's last status write (status_writes.go).

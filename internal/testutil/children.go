@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -63,6 +64,9 @@ func Children(app *examplev1.MyApp, migrating bool) ([]Child, error) {
 			gw = e.Gateway
 		}
 		children = append(children, Child{desired.HTTPRoute(app, gw), &gatewayv1.HTTPRoute{}})
+		if c := desired.Certificate(app); c != nil {
+			children = append(children, Child{c, &cmv1.Certificate{}})
+		}
 		if app.Spec.Canary != nil {
 			children = append(children, Child{desired.CanaryHTTPRoute(app, gw, 5), &gatewayv1.HTTPRoute{}})
 		}

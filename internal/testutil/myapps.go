@@ -199,7 +199,8 @@ var ValidMyApps = []ValidMyApp{
 			"initContainers":[{"name":"migrate","image":"registry.example.com/shop/migrate:1.4","envFrom":[{"secretRef":{"name":"web-db"}}]},
 				{"name":"proxy","image":"registry.example.com/shop/auth-proxy:2.0","restartPolicy":"Always",
 					"readinessProbe":{"httpGet":{"path":"/healthz","port":4180}},"resources":{"requests":{"cpu":"20m","memory":"32Mi"}}}],
-			"metrics":{"portName":"metrics"},"expose":{"hosts":["web.shop.example.net"]}}`},
+			"metrics":{"portName":"metrics"},
+			"expose":{"hosts":["web.shop.example.net"],"tls":{"secretName":"web-tls","issuerRef":{"name":"letsencrypt","kind":"ClusterIssuer"}}}}`},
 	// 0.4.0: exposure, through an Ingress and through a Gateway, at the edges of hosts and path.
 	{"expose-at-the-edges", `{"image":"nginx","port":65535,"expose":{"hosts":["edges.valid.test","*.edges.valid.test","shop","x-1.y-2.z",
 			"` + prefix253 + `",
@@ -208,6 +209,10 @@ var ValidMyApps = []ValidMyApp{
 	{"expose-gateway", `{"image":"nginx","expose":{"hosts":["gateway.valid.test"],"tls":{},
 			"gateway":{"namespace":"` + strings.Repeat("n", 63) + `","name":"` + prefix253 + `","sectionName":"https.` + strings.Repeat("s", 200) + `"}}}`},
 	{"expose-defaults", `{"image":"nginx","expose":{"hosts":["*.defaults.valid.test"],"path":"/"}}`},
+	// 0.5.0: a certificate from cert-manager, at the edges of the issuer's reference.
+	{"certificate-at-the-edges", `{"image":"nginx","expose":{"hosts":["certificate.valid.test","*.certificate.valid.test","` + strings.Replace(prefix253, "a", "c", 1) + `"],
+			"tls":{"secretName":"` + prefix253 + `","issuerRef":{"name":"` + prefix253 + `","kind":"` + "A" + strings.Repeat("z", 62) + `","group":"` + prefix253 + `"}}}}`},
+	{"certificate-from-an-issuer", `{"image":"nginx","expose":{"hosts":["certificate-issuer.valid.test"],"tls":{"secretName":"web-tls","issuerRef":{"name":"ca"}}}}`},
 	{"canary-through-a-gateway", `{"image":"nginx","replicas":4,"expose":{"hosts":["canary.valid.test"],"gateway":{"name":"public"}},
 			"canary":{"steps":[{"setWeight":5},{"pause":{"duration":"2m"}},{"setWeight":25},{"pause":{}},{"setWeight":100}],
 			"analysis":{"availableWithin":"5m","metrics":[

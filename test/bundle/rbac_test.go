@@ -38,6 +38,7 @@ func TestManagerRBACIsLeast(t *testing.T) {
 		"networking.k8s.io/networkpolicies":         {"get", "list", "watch", "create", "patch", "delete"}, // spec.accessPolicy
 		"gateway.networking.k8s.io/httproutes":      {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose through a Gateway, once the Gateway API is served
 		"monitoring.coreos.com/podmonitors":         {"get", "list", "watch", "create", "patch", "delete"}, // spec.metrics, once the Prometheus Operator's CRDs are served (podmonitors.go)
+		"cert-manager.io/certificates":              {"get", "list", "watch", "create", "patch", "delete"}, // spec.expose.tls.issuerRef, once cert-manager's CRDs are served (certificates.go)
 		"/events":                                   {"create", "patch"},
 		"coordination.k8s.io/leases":                {"get", "create", "update"},
 		"authentication.k8s.io/tokenreviews":        {"create"},

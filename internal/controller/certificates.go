@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmv1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/desired"
+	"github.com/example/myapp-operator/internal/status"
+)
+
+// The certificate of an exposed app's hosts (spec.expose.tls.issuerRef) is issued by
+// cert-manager from a Certificate the operator owns, an optional kind: without its CRD the
+// MyApp is Stalled, naming it, and its Ingress serves without the certificate; a CRD
+// installed later is noticed within optionalAPILookInterval. The Secret is cert-manager's:
+// the operator never reads nor deletes it, and the Ingress names it.
+
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch;delete
+
+const kindCertificate = "Certificate"
+
+var certificateKind = childKind[*cmv1.Certificate, *cmv1ac.CertificateApplyConfiguration]{name: kindCertificate,
+	newObj: func() *cmv1.Certificate { return &cmv1.Certificate{} }, extract: cmv1ac.ExtractCertificate,
+	cache: func(r *MyAppReconciler) client.Reader { return r.certificateCache }}
+
+// certificateRetry is how soon a MyApp whose certificate waits for cert-manager's CRDs is
+// reconciled again; their probe reconciles every MyApp as soon as it finds them.
+const certificateRetry = gatewayAPIRetry
+
+// reconcileCertificate brings the MyApp's Certificate to spec.expose.tls.issuerRef: applied
+// for the hosts the MyApp holds (app carries only those) while its Ingress serves them and the
+// cluster serves Certificates, deleted once nothing asks for it; and observes whether
+// cert-manager issued it (status.CertificateProblem).
+func (r *MyAppReconciler) reconcileCertificate(ctx context.Context, app *examplev1.MyApp, want desired.Exposure, obs *status.Observed, out *outcome) {
+	var cert *cmv1ac.CertificateApplyConfiguration
+	if want.Ingress {
+		cert = desired.Certificate(app)
+	}
+	if cert == nil {
+		if !r.certificates.isServed() {
+			return
+		}
+		err := r.deleteChildIn(ctx, r.certificateCache, app, &out.changes, &cmv1.Certificate{}, app.Name)
+		if mayBeUnserved(err) {
+			// The CRD went after the operator found it, or its cache has not synced yet:
+			// nothing to remove now, and the next reconcile looks again.
+			log.FromContext(ctx).V(1).Info("Could not look for a Certificate to remove", "reason", err.Error())
+			return
+		}
+		out.add(r, app, obs, err)
+		return
+	}
+	served, err := r.certificates.look(ctx, r.now())
+	if err == nil && !served {
+		err = &certManagerMissingError{}
+	}
+	if err != nil {
+		out.add(r, app, obs, err)
+		return
+	}
+	applied, err := applyChild(ctx, r, app, &out.changes, certificateKind, cert, nil)
+	if mayBeUnserved(err) && !r.certificates.stillServed(ctx) {
+		err = &certManagerMissingError{}
+	}
+	out.add(r, app, obs, err)
+	if err != nil || !applied.current {
+		return
+	}
+	unready, failed, recheck := status.CertificateProblem(applied.obj, appliedAt(applied.obj), r.now())
+	out.retryWithin(recheck)
+	if failed != nil {
+		obs.Failures = append(obs.Failures, *failed)
+	}
+	switch {
+	case unready == nil:
+	case unready.Terminal:
+		obs.Failures = append(obs.Failures, *unready)
+	case obs.Unreachable == nil:
+		obs.Unreachable = unready
+	}
+}
+
+// certManagerMissingError: the MyApp asks for a certificate and the cluster does not serve
+// cert-manager's Certificates.
+type certManagerMissingError struct{}
+
+func (e *certManagerMissingError) Error() string {
+	return "spec.expose.tls.issuerRef asks cert-manager for a certificate, and the cluster does not serve cert-manager's " +
+		"Certificates (cert-manager.io/v1): install cert-manager, or remove spec.expose.tls.issuerRef. The Ingress serves " +
+		"without it meanwhile"
+}
+
+// setupCertificates gives the reconciler its reads of Certificates, from the cache of the
+// optional kinds, and the watch that starts once the cluster serves them.
+func (r *MyAppReconciler) setupCertificates(mgr ctrl.Manager, c interface{ Watch(source.Source) error }, optional cache.Cache,
+	disco discovery.DiscoveryInterface, everyMyApp chan event.GenericEvent) error {
+	r.certificateCache = boundedReader{Reader: optional, what: "Certificates", wait: cacheSyncWait}
+	r.certificates = &optionalAPI{kind: cmv1.SchemeGroupVersion.WithKind(kindCertificate), what: "cert-manager's Certificates",
+		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
+			return c.Watch(source.Kind[client.Object](optional, &cmv1.Certificate{},
+				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
+				childChanged(certificateStatusChanged)))
+		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
+	return mgr.Add(manager.RunnableFunc(r.certificates.probe))
+}
+
+// certificateStatusChanged picks the Certificate's conditions, where cert-manager says
+// whether it issued the certificate.
+func certificateStatusChanged(old, new client.Object) bool {
+	o, ok1 := old.(*cmv1.Certificate)
+	n, ok2 := new.(*cmv1.Certificate)
+	return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
+}
