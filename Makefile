@@ -106,6 +106,7 @@ SCORECARD_TEST ?= $(OLM_BIN)/scorecard-test
 IMAGE_TOOL ?= $(LOCALBIN)/image-tool
 # The real node's NetworkPolicy enforcer (kube-router's policy controller), for make test-realnode.
 NETPOL ?= $(LOCALBIN)/netpol
+CERT_MANAGER ?= $(LOCALBIN)/certmanager
 GOLANGCI_LINT_KEY := $(call tool-key,golangci-lint)
 GOLANGCI_LINT ?= $(call tool-dir,golangci-lint,$(GOLANGCI_LINT_VERSION),$(GOLANGCI_LINT_KEY))/golangci-lint
 CRD_REF_DOCS_KEY := $(call tool-key,crd-ref-docs)
@@ -201,7 +202,7 @@ vet: ## Run go vet.
 	GOGC=400 go -C test vet ./...
 
 # Every Go module of the repository, linted with the one .golangci.yml.
-LINT_MODULES := . test hack/crdupgrade hack/tools/image hack/tools/netpol
+LINT_MODULES := . test hack/crdupgrade hack/tools/image hack/tools/netpol hack/tools/certmanager
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint with .golangci.yml on every Go module of the repository.
 	for m in $(LINT_MODULES); do (cd $$m && GOGC=400 $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
@@ -839,7 +840,7 @@ endef
 REALNODE_FLAGS ?=
 .PHONY: test-realnode
 TEST_REALNODE_TOOLS = $(CONTROL_PLANE_DEPS) $(REALNODE_DEPS) $(KUSTOMIZE) $(OPERATOR_SDK) $(OLM_BIN)/olm $(OLM_BIN)/catalog $(OLM_BIN)/cpb \
-	$(OPM) $(TRAEFIK) $(UNTAR) $(PROMETHEUS_BIN)/prometheus $(NETPOL)
+	$(OPM) $(TRAEFIK) $(UNTAR) $(PROMETHEUS_BIN)/prometheus $(NETPOL) $(CERT_MANAGER)
 test-realnode: $(call unprepared,manifests localcluster manager-image-bin test-app-bins) $(TEST_REALNODE_TOOLS) ## The operator as a pod on a real node: restricted namespace, real pods and probes, Service routing, image rollout, canary releases through Traefik judged by Prometheus, operator-sdk scorecard and run bundle.
 	$(call on-own-cluster,$(REALNODE_STATE),realnode-run NODE=real)
 
@@ -859,6 +860,7 @@ realnode-run:
 	E2E_KUBECONFIG=$(CLUSTER_KUBECONFIG) E2E_KUSTOMIZE=$(KUSTOMIZE) E2E_KUBECTL=$(KUBECTL) \
 		E2E_MANAGER_IMAGE=$$reg/myapp-operator:v$(VERSION) E2E_APP_IMAGE=$$reg/myapp-test-app \
 		E2E_TRAEFIK_IMAGE=$$reg/traefik:$(TRAEFIK_VERSION) E2E_PROMETHEUS=$(PROMETHEUS_BIN)/prometheus \
+		E2E_CERT_MANAGER=$(CERT_MANAGER) \
 		E2E_GATEWAY_API_CRDS="$$(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/config/crd/standard" \
 		E2E_OPERATOR_SDK=$(OPERATOR_SDK) E2E_SCORECARD_IMAGE=$$reg/scorecard-test:$(OPERATOR_SDK_VERSION) \
 		E2E_UNTAR_IMAGE=$$reg/scorecard-untar:local \
@@ -1001,6 +1003,8 @@ $(addprefix $(K8S_NODE_BIN)/,$(K8S_NODE_BINARIES)) &: | $(K8S_BIN)/kube-apiserve
 # rebuild when their source changes.
 $(NETPOL): hack/tools/netpol/go.mod hack/tools/netpol/go.sum hack/tools/netpol/main.go | $(LOCALBIN)
 	cd hack/tools/netpol && $(GO_TOOL_BUILD) -o $@ .
+$(CERT_MANAGER): hack/tools/certmanager/go.mod hack/tools/certmanager/go.sum hack/tools/certmanager/main.go | $(LOCALBIN)
+	cd hack/tools/certmanager && $(GO_TOOL_BUILD) -o $@ .
 $(IMAGE_TOOL): hack/tools/image/go.mod $(wildcard hack/tools/image/*.go) | $(LOCALBIN)
 	cd hack/tools/image && $(GO_TOOL_BUILD) -o $@ .
 $(PAUSE): hack/tools/image/pause/main.go | $(LOCALBIN)

@@ -50,7 +50,7 @@ fi
 echo "The operator's dependencies shared with the control plane are at the control plane's versions ($(echo "$shared" | wc -l) modules)."
 
 hack/tools/align.sh --check $(printf 'hack/tools/%s ' controller-gen crd-ref-docs helm kustomize kubeconform \
-	grpc-health-probe prometheus golangci-lint traefik image ginkgo netpol) test
+	grpc-health-probe prometheus golangci-lint traefik image ginkgo netpol certmanager) test
 # OLM's viper needs its own spf13/cast.
 ALIGN_SKIP='k8s.io/ sigs.k8s.io/ github.com/google/gnostic-models github.com/spf13/cast' hack/tools/align.sh --check hack/tools/olm
 # operator-controller 1.2.0's Kubernetes libraries also fix its cel-go, and its oras-go its docker client

@@ -35,6 +35,12 @@ func CertificateCRD() (string, error) {
 	return fileOfRelease(CertManagerModule, CertManagerModule, "deploy", "crds", "cert-manager.io_certificates.yaml")
 }
 
+// CertManagerCRDs is the folder of every CRD of the cert-manager release go.mod requires: a
+// cluster where cert-manager's own controllers run needs all of them.
+func CertManagerCRDs() (string, error) {
+	return fileOfRelease(CertManagerModule, CertManagerModule, "deploy", "crds")
+}
+
 // fileOfRelease is the path of a file of module at the version go.mod requires of types.
 func fileOfRelease(types, module string, path ...string) (string, error) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", types).Output()

@@ -149,6 +149,8 @@ var _ = Describe("MyApps exposed through a real Gateway API and Ingress implemen
 		holder := meta.FindStatusCondition(myApp(Default, teamA).Status.Conditions, examplev1.ConditionReady)
 		Expect(holder).To(HaveField("Status", metav1.ConditionTrue), "the holder is unaffected")
 	})
+
+	It("asks cert-manager for the certificate of its hosts, is Ready once cert-manager's own controllers issued it, and Traefik serves HTTPS with it to a client that verifies it against the issuer's CA", Label("certificates"), servesIssuedCertificate)
 })
 
 // getRoute fails unless the namespace holds the HTTPRoute of that name.

@@ -69,13 +69,16 @@ var httpClient = &http.Client{Timeout: 3 * time.Second, Transport: &http.Transpo
 func httpGet(url string) (string, error) { return httpGetHost(url, "") }
 
 // httpGetHost is httpGet with host as the Host header; empty, the URL's host is sent.
-func httpGetHost(url, host string) (string, error) {
+func httpGetHost(url, host string) (string, error) { return httpGetWith(httpClient, url, host) }
+
+// httpGetWith is httpGetHost through the client given.
+func httpGetWith(c *http.Client, url, host string) (string, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
 	req.Host = host
-	resp, err := httpClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return "", err
 	}

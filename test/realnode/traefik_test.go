@@ -31,6 +31,10 @@ const (
 	// port).
 	gatewayName    = "web"
 	traefikWebPort = 8000
+	// traefikSecurePort is Traefik's HTTPS entry point: TLS on for every router on it, as a
+	// platform's edge serves the certificates of the Ingresses' TLS entries (Traefik serves an
+	// Ingress's certificate only on an entry point or router with TLS on).
+	traefikSecurePort = 8443
 )
 
 // traefikManifests are Traefik's namespace, RBAC, default IngressClass, Deployment and
@@ -41,6 +45,7 @@ func traefikManifests(gatewayAPI bool) string {
 	Expect(image).NotTo(BeEmpty(), "E2E_TRAEFIK_IMAGE is not set: run make test-realnode")
 	args := []string{
 		fmt.Sprintf("--entryPoints.web.address=:%d", traefikWebPort),
+		fmt.Sprintf("--entryPoints.websecure.address=:%d", traefikSecurePort), "--entryPoints.websecure.http.tls=true",
 		"--entryPoints.traefik.address=:8080", "--ping=true",
 		"--global.checkNewVersion=false", "--global.sendAnonymousUsage=false",
 		"--providers.kubernetesingress=true",
@@ -138,6 +143,7 @@ spec:
         args: [%[3]s]
         ports:
         - {name: web, containerPort: %[4]d}
+        - {name: websecure, containerPort: %[5]d}
         - {name: ping, containerPort: 8080}
         readinessProbe:
           httpGet: {path: /ping, port: ping}
@@ -156,8 +162,9 @@ spec:
   selector: {app: traefik}
   ports:
   - {name: web, port: %[4]d, targetPort: web}
+  - {name: websecure, port: %[5]d, targetPort: websecure}
   - {name: metrics, port: 8080, targetPort: ping}
-`, traefikNamespace, image, `"`+strings.Join(args, `", "`)+`"`, traefikWebPort)
+`, traefikNamespace, image, `"`+strings.Join(args, `", "`)+`"`, traefikWebPort, traefikSecurePort)
 }
 
 // deployTraefik applies Traefik's manifests and waits until its one pod is the current
