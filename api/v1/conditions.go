@@ -124,9 +124,15 @@ const (
 	// carries cert-manager's own.
 	ReasonCertificateNotReady = "CertificateNotReady"
 	// ReasonCertificateIssueFailed: cert-manager's last attempt to issue the MyApp's
-	// certificate failed (Degraded, with cert-manager's message); cert-manager tries again
-	// with backoff, and a certificate it issued before keeps being served meanwhile.
+	// certificate failed, was denied or was invalid (Degraded only, with cert-manager's reason
+	// and message); cert-manager tries again with backoff, and a certificate it issued before
+	// keeps being served meanwhile.
 	ReasonCertificateIssueFailed = "CertificateIssueFailed"
+	// ReasonCertificateNotIssued: cert-manager has not issued the MyApp's certificate within 10
+	// minutes of the operator last changing its Certificate, and reports no failure (Degraded
+	// only): an issuer that does not exist leaves its request pending, as a slow ACME
+	// challenge does.
+	ReasonCertificateNotIssued = "CertificateNotIssued"
 	// ReasonCertManagerNotResponding: cert-manager has said nothing of the current spec of
 	// the MyApp's Certificate within 5 minutes of the operator applying it: its controller
 	// does not run, or does not watch the MyApp's namespace.

@@ -83,6 +83,7 @@ type ExposeTLS struct {
 }
 
 // IssuerReference names the cert-manager issuer of a certificate.
+// +kubebuilder:validation:XValidation:rule="!has(self.kind) || (has(self.group) && self.group != 'cert-manager.io') || self.kind == 'Issuer' || self.kind == 'ClusterIssuer'",message="cert-manager's own issuers are of kind Issuer or ClusterIssuer: another kind is an external issuer's, named with its group",fieldPath=".kind"
 type IssuerReference struct {
 	// Name is the issuer's name: an Issuer in the MyApp's namespace, or a ClusterIssuer.
 	// +kubebuilder:validation:MinLength=1

@@ -401,6 +401,8 @@ func TestAdmissionRejects(t *testing.T) {
 		{"expose-issuer-without-secret", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"issuerRef":{"name":"ca"}}}}`, "spec.expose.tls.secretName", "names the Secret cert-manager writes"},
 		{"expose-issuer-no-name", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"kind":"ClusterIssuer"}}}}`, "spec.expose.tls.issuerRef.name", "Required"},
 		{"expose-issuer-bad-kind", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","kind":"clusterIssuer"}}}}`, "spec.expose.tls.issuerRef.kind", ""},
+		{"expose-issuer-kind-of-another-group", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","kind":"VenafiIssuer"}}}}`, "spec.expose.tls.issuerRef.kind", "Issuer or ClusterIssuer"},
+		{"expose-issuer-kind-of-cert-manager-group", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","kind":"AWSPCAIssuer","group":"cert-manager.io"}}}}`, "spec.expose.tls.issuerRef.kind", "Issuer or ClusterIssuer"},
 		{"expose-issuer-bad-group", `{"image":"nginx","expose":{"hosts":["a.com"],"tls":{"secretName":"t","issuerRef":{"name":"ca","group":"Cert-Manager.io"}}}}`, "spec.expose.tls.issuerRef.group", ""},
 		{"expose-gateway-no-name", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"infra"}}}`, "spec.expose.gateway.name", "Required"},
 		{"expose-gateway-bad-namespace", `{"image":"nginx","expose":{"hosts":["a.com"],"gateway":{"namespace":"a.b","name":"gw"}}}`, "spec.expose.gateway.namespace", ""},

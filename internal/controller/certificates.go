@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -42,41 +41,16 @@ const certificateRetry = gatewayAPIRetry
 // reconcileCertificate brings the MyApp's Certificate to spec.expose.tls.issuerRef: applied
 // for the hosts the MyApp holds (app carries only those) while its Ingress serves them and the
 // cluster serves Certificates, deleted once nothing asks for it; and observes whether
-// cert-manager issued it (status.CertificateProblem).
-func (r *MyAppReconciler) reconcileCertificate(ctx context.Context, app *examplev1.MyApp, want desired.Exposure, obs *status.Observed, out *outcome) {
+// cert-manager issued it (status.CertificateProblem). It says whether a certificate asked for
+// is not yet issued for the current spec: an HTTPRoute the Ingress replaces serves until it is.
+func (r *MyAppReconciler) reconcileCertificate(ctx context.Context, app *examplev1.MyApp, want desired.Exposure, obs *status.Observed, out *outcome) (pending bool) {
 	var cert *cmv1ac.CertificateApplyConfiguration
 	if want.Ingress {
 		cert = desired.Certificate(app)
 	}
-	if cert == nil {
-		if !r.certificates.isServed() {
-			return
-		}
-		err := r.deleteChildIn(ctx, r.certificateCache, app, &out.changes, &cmv1.Certificate{}, app.Name)
-		if mayBeUnserved(err) {
-			// The CRD went after the operator found it, or its cache has not synced yet:
-			// nothing to remove now, and the next reconcile looks again.
-			log.FromContext(ctx).V(1).Info("Could not look for a Certificate to remove", "reason", err.Error())
-			return
-		}
-		out.add(r, app, obs, err)
-		return
-	}
-	served, err := r.certificates.look(ctx, r.now())
-	if err == nil && !served {
-		err = &certManagerMissingError{}
-	}
-	if err != nil {
-		out.add(r, app, obs, err)
-		return
-	}
-	applied, err := applyChild(ctx, r, app, &out.changes, certificateKind, cert, nil)
-	if mayBeUnserved(err) && !r.certificates.stillServed(ctx) {
-		err = &certManagerMissingError{}
-	}
-	out.add(r, app, obs, err)
-	if err != nil || !applied.current {
-		return
+	applied, current := reconcileOptionalChild(ctx, r, app, obs, out, r.certificates, certificateKind, cert, cert != nil, &certManagerMissingError{})
+	if !current {
+		return cert != nil
 	}
 	unready, failed, recheck := status.CertificateProblem(applied.obj, appliedAt(applied.obj), r.now())
 	out.retryWithin(recheck)
@@ -90,6 +64,7 @@ func (r *MyAppReconciler) reconcileCertificate(ctx context.Context, app *example
 	case obs.Unreachable == nil:
 		obs.Unreachable = unready
 	}
+	return unready != nil
 }
 
 // certManagerMissingError: the MyApp asks for a certificate and the cluster does not serve

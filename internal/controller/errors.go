@@ -298,6 +298,11 @@ var childFields = map[string][][2]string{
 		{"spec.hostnames", "spec.expose.hosts"},
 		{"spec.rules", "spec.expose.path"},
 	},
+	kindCertificate: {
+		{"spec.dnsNames", "spec.expose.hosts"},
+		{"spec.secretName", "spec.expose.tls.secretName"},
+		{"spec.issuerRef", "spec.expose.tls.issuerRef"},
+	},
 	kindBudget: {
 		{"spec.minAvailable", "spec.podDisruptionBudget.minAvailable"},
 		{"spec.maxUnavailable", "spec.podDisruptionBudget.maxUnavailable"},

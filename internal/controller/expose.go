@@ -71,7 +71,7 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	}
 	app = exposed
 	want := desired.ExposureOf(app, r.ExposeDefaults)
-	r.reconcileCertificate(ctx, app, want, obs, out)
+	certificatePending := r.reconcileCertificate(ctx, app, want, obs, out)
 	served := r.gateway.isServed()
 	if want.Route && !served {
 		var err error
@@ -158,8 +158,10 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	if !want.Route || !served {
 		r.deleteCanaryServices(ctx, app, obs, out)
 	}
-	if !want.Route && served && !classMissing {
-		// An Ingress of a class that does not exist serves nothing: the route, if any, stays.
+	if !want.Route && served && !classMissing && !certificatePending {
+		// An Ingress of a class that does not exist serves nothing, and one whose certificate
+		// cert-manager has not issued yet serves the ingress controller's default one: the
+		// route, if any, stays.
 		out.add(r, app, obs, r.retireRoute(ctx, app, out, ingress, now))
 	}
 }

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmetav1 "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -312,6 +314,42 @@ var _ = Describe("Exposing a MyApp", Ordered, func() {
 			err := k8s.Get(suiteCtx, key(ns, "web"), &networkingv1.Ingress{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Ingress is still there: %v", err)
 		}).WithTimeout(status.MoveGrace + 20*time.Second).Should(Succeed())
+	})
+
+	It("moves from the route to an Ingress with a certificate from cert-manager: the route goes only once the certificate is issued", func() {
+		crd, err := testutil.CertificateCRD()
+		Expect(err).NotTo(HaveOccurred())
+		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true, MaxTime: crdServedWithin})
+		Expect(err).NotTo(HaveOccurred())
+		class := createIngressClass("stories-tls-" + ns)
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.Expose.Gateway, a.Spec.Expose.IngressClassName = nil, ptrTo(class)
+			a.Spec.Expose.TLS = &examplev1.ExposeTLS{SecretName: "web-tls", IssuerRef: &examplev1.IssuerReference{Name: "ca"}}
+		})
+		Eventually(getCertificate(ns, "web")).WithTimeout(2*optionalAPILookInterval + 20*time.Second).Should(Not(BeNil()))
+		publishAddress(ns, "web")
+		Consistently(func(g Gomega) { g.Expect(getRoute(ns, "web")(g)).NotTo(BeNil()) }, status.MoveGrace+5*time.Second).Should(Succeed(),
+			"the route serves until the Ingress serves the certificate, not only an address")
+
+		By("playing cert-manager: the certificate issued")
+		reportCertificate(ns, "web",
+			cmv1.CertificateCondition{Type: cmv1.CertificateConditionReady, Status: cmmetav1.ConditionTrue, Reason: "Ready", Message: "Certificate is up to date and has not expired"})
+		Eventually(func(g Gomega) {
+			err := k8s.Get(suiteCtx, key(ns, "web"), &gatewayv1.HTTPRoute{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the HTTPRoute is still there: %v", err)
+		}).WithTimeout(status.MoveGrace + 20*time.Second).Should(Succeed())
+		Expect(condition(Default, getMyApp(ns, "web")(Default), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+
+		By("back to the Gateway, as the stories after this one expect: the Certificate goes")
+		updateMyApp(getMyApp(ns, "web")(Default), func(a *examplev1.MyApp) {
+			a.Spec.Expose.IngressClassName, a.Spec.Expose.TLS = nil, nil
+			a.Spec.Expose.Gateway = &examplev1.GatewayReference{Name: "public", SectionName: "http"}
+		})
+		reportRoute("web", true, string(gatewayv1.RouteReasonAccepted))
+		Eventually(func() bool { return apierrors.IsNotFound(k8s.Get(suiteCtx, key(ns, "web"), &cmv1.Certificate{})) }).Should(BeTrue())
+		Eventually(func(g Gomega) {
+			g.Expect(condition(g, getMyApp(ns, "web")(g), examplev1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+		}).Should(Succeed())
 	})
 
 	It("keeps the class an Ingress has when the MyApp names none: the cluster's default at its creation, or the one named before", func() {

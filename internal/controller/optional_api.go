@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
+	"github.com/example/myapp-operator/internal/status"
 )
 
 // An optional kind is one whose CRD the operator does not require (the Gateway API's
@@ -168,4 +170,41 @@ func enqueueEveryMyApp(ctx context.Context, c client.Reader, events chan<- event
 	for i := range list.Items {
 		events <- event.GenericEvent{Object: &list.Items[i]}
 	}
+}
+
+// reconcileOptionalChild brings the MyApp's child of an optional kind, named after the MyApp,
+// to cfg: applied while wanted and the cluster serves the kind (missing is the MyApp's error
+// while it does not), deleted once it is not wanted. It returns the child as applied, and
+// whether it carries cfg.
+func reconcileOptionalChild[T client.Object, AC runtime.ApplyConfiguration](ctx context.Context, r *MyAppReconciler, app *examplev1.MyApp,
+	obs *status.Observed, out *outcome, api *optionalAPI, kind childKind[T, AC], cfg AC, wanted bool, missing error) (applied[T], bool) {
+	if !wanted {
+		if !api.isServed() {
+			return applied[T]{}, false
+		}
+		err := r.deleteChildIn(ctx, kind.cached(r), app, &out.changes, kind.newObj(), app.Name)
+		if mayBeUnserved(err) {
+			// The CRD went after the operator found it (its objects with it), or its cache has
+			// not synced yet: nothing to remove now, and every MyApp that does not ask for one
+			// would otherwise report it. The next reconcile looks again.
+			log.FromContext(ctx).V(1).Info("Could not look for a child of an optional kind to remove", "kind", kind.name, "reason", err.Error())
+			return applied[T]{}, false
+		}
+		out.add(r, app, obs, err)
+		return applied[T]{}, false
+	}
+	served, err := api.look(ctx, r.now())
+	if err == nil && !served {
+		err = missing
+	}
+	if err != nil {
+		out.add(r, app, obs, err)
+		return applied[T]{}, false
+	}
+	child, err := applyChild(ctx, r, app, &out.changes, kind, cfg, nil)
+	if mayBeUnserved(err) && !api.stillServed(ctx) {
+		err = missing
+	}
+	out.add(r, app, obs, err)
+	return child, err == nil && child.current
 }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -42,34 +41,11 @@ const podMonitorRetry = gatewayAPIRetry
 // reconcileMetrics brings the MyApp's PodMonitor to spec.metrics: applied while the field is
 // set and the cluster serves PodMonitors, deleted once the field is removed.
 func (r *MyAppReconciler) reconcileMetrics(ctx context.Context, app *examplev1.MyApp, obs *status.Observed, out *outcome) {
-	if app.Spec.Metrics == nil {
-		if !r.podMonitors.isServed() {
-			return
-		}
-		err := r.deleteChildIn(ctx, r.podMonitorCache, app, &out.changes, &monitoringv1.PodMonitor{}, app.Name)
-		if mayBeUnserved(err) {
-			// The CRD went after the operator found it (its PodMonitors with it), or its cache
-			// has not synced yet: nothing to remove now, and every MyApp without spec.metrics
-			// would otherwise report it. The next reconcile looks again.
-			log.FromContext(ctx).V(1).Info("Could not look for a PodMonitor to remove", "reason", err.Error())
-			return
-		}
-		out.add(r, app, obs, err)
-		return
+	var cfg *monitoringv1ac.PodMonitorApplyConfiguration
+	if app.Spec.Metrics != nil {
+		cfg = desired.PodMonitor(app)
 	}
-	served, err := r.podMonitors.look(ctx, r.now())
-	if err == nil && !served {
-		err = &podMonitorsMissingError{}
-	}
-	if err != nil {
-		out.add(r, app, obs, err)
-		return
-	}
-	_, err = applyChild(ctx, r, app, &out.changes, podMonitorKind, desired.PodMonitor(app), nil)
-	if mayBeUnserved(err) && !r.podMonitors.stillServed(ctx) {
-		err = &podMonitorsMissingError{}
-	}
-	out.add(r, app, obs, err)
+	reconcileOptionalChild(ctx, r, app, obs, out, r.podMonitors, podMonitorKind, cfg, cfg != nil, &podMonitorsMissingError{})
 }
 
 // podMonitorsMissingError: the MyApp asks for its metrics to be scraped and the cluster does

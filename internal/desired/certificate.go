@@ -1,6 +1,7 @@
 package desired
 
 import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmv1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	cmmetav1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/meta/v1"
 
@@ -35,6 +36,9 @@ func Certificate(app *examplev1.MyApp) *cmv1ac.CertificateApplyConfiguration {
 		WithSpec(cmv1ac.CertificateSpec().
 			WithSecretName(e.TLS.SecretName).
 			WithDNSNames(hosts...).
+			// A new private key at every issuance, cert-manager's default since 1.18, said
+			// so that a cert-manager of any release does the same and none warns of the change.
+			WithPrivateKey(cmv1ac.CertificatePrivateKey().WithRotationPolicy(cmv1.RotationPolicyAlways)).
 			WithIssuerRef(cmmetav1ac.IssuerReference().
 				WithName(ref.Name).
 				WithKind(IssuerKind(ref)).

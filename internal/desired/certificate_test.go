@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
@@ -55,6 +57,9 @@ func TestCertificate(t *testing.T) {
 			}
 			if !slices.Equal(c.Spec.DNSNames, tc.hosts) || deref(c.Spec.SecretName) != "web-tls" {
 				t.Errorf("dnsNames %v secret %v, want %v web-tls", c.Spec.DNSNames, c.Spec.SecretName, tc.hosts)
+			}
+			if c.Spec.PrivateKey == nil || c.Spec.PrivateKey.RotationPolicy == nil || *c.Spec.PrivateKey.RotationPolicy != cmv1.RotationPolicyAlways {
+				t.Errorf("private key %+v: want a new key at every issuance, said", c.Spec.PrivateKey)
 			}
 			ref := c.Spec.IssuerRef
 			if deref(ref.Name) != tc.issuer || deref(ref.Kind) != tc.kind || deref(ref.Group) != tc.group {

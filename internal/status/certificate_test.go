@@ -31,8 +31,17 @@ func TestCertificateProblem(t *testing.T) {
 		"issued for an older spec: new hosts wait": {conditions: []cmv1.CertificateCondition{ready(cmmetav1.ConditionTrue, 1)}, after: time.Minute,
 			unready: examplev1.ReasonCertificateNotReady, recheck: 4 * time.Minute},
 		"issuing": {conditions: []cmv1.CertificateCondition{ready(cmmetav1.ConditionFalse, 2),
-			cond(cmv1.CertificateConditionIssuing, cmmetav1.ConditionTrue, "Issuing", 2)}, after: time.Hour,
-			unready: examplev1.ReasonCertificateNotReady},
+			cond(cmv1.CertificateConditionIssuing, cmmetav1.ConditionTrue, "Issuing", 2)}, after: 9 * time.Minute,
+			unready: examplev1.ReasonCertificateNotReady, recheck: time.Minute},
+		"still issuing after the deadline: a pending request, such as of an issuer that does not exist": {conditions: []cmv1.CertificateCondition{
+			ready(cmmetav1.ConditionFalse, 2), cond(cmv1.CertificateConditionIssuing, cmmetav1.ConditionTrue, "Issuing", 2)}, after: 10 * time.Minute,
+			unready: examplev1.ReasonCertificateNotReady, failed: examplev1.ReasonCertificateNotIssued},
+		"denied by the approver": {conditions: []cmv1.CertificateCondition{ready(cmmetav1.ConditionFalse, 2),
+			cond(cmv1.CertificateConditionIssuing, cmmetav1.ConditionFalse, "Denied", 2)},
+			unready: examplev1.ReasonCertificateNotReady, failed: examplev1.ReasonCertificateIssueFailed},
+		"issued, Issuing False with reason Issued, and Ready not yet read again": {conditions: []cmv1.CertificateCondition{
+			ready(cmmetav1.ConditionFalse, 2), cond(cmv1.CertificateConditionIssuing, cmmetav1.ConditionFalse, "Issued", 2)},
+			unready: examplev1.ReasonCertificateNotReady, recheck: 10 * time.Minute},
 		"the last attempt failed, none issued": {conditions: []cmv1.CertificateCondition{ready(cmmetav1.ConditionFalse, 2), failed},
 			unready: examplev1.ReasonCertificateNotReady, failed: examplev1.ReasonCertificateIssueFailed},
 		"a renewal failed, the old certificate still serves": {conditions: []cmv1.CertificateCondition{ready(cmmetav1.ConditionTrue, 2), failed},
@@ -53,8 +62,9 @@ func TestCertificateProblem(t *testing.T) {
 			if unready != nil && unready.Terminal != tc.terminal {
 				t.Errorf("terminal %v, want %v", unready.Terminal, tc.terminal)
 			}
-			if failed != nil && failed.Terminal {
-				t.Error("a failed attempt is Terminal: cert-manager tries again, so it is Degraded only")
+			if failed != nil && (!failed.Terminal || !failed.ServedWithout) {
+				t.Errorf("%+v: a failed issuance is Degraded only (Terminal and ServedWithout): the app is served in spite of it, "+
+					"and a retried failure must not keep the MyApp Reconciling", failed)
 			}
 		})
 	}

@@ -45,6 +45,12 @@ func TestKstatus(t *testing.T) {
 			Failures: []Failure{{Reason: examplev1.ReasonRouteNotAccepted, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 		"no Gateway API": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
 			Failures: []Failure{{Reason: examplev1.ReasonGatewayAPINotInstalled, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
+		"waiting for cert-manager to issue the certificate": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Unreachable: &Failure{Reason: examplev1.ReasonCertificateNotReady, Message: "m"}}, kstatus.InProgressStatus},
+		"a certificate renewal failed, the certificate issued before still served": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: examplev1.ReasonCertificateIssueFailed, Message: "m", Terminal: true, ServedWithout: true}}}, kstatus.CurrentStatus},
+		"no cert-manager": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true),
+			Failures: []Failure{{Reason: examplev1.ReasonCertManagerNotInstalled, Message: "m", Terminal: true}}}, kstatus.FailedStatus},
 
 		"a canary under way": {Observed{Deployment: deployment(1, 1, 3, 3, 3, 3, 3, true), DeploymentStale: true,
 			Canary: canaryIn("Progressing")}, kstatus.InProgressStatus},
