@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -35,9 +36,21 @@ func reportCertificate(ns, name string, conditions ...cmv1.CertificateCondition)
 
 var _ = Describe("Certificates for exposed hosts (spec.expose.tls.issuerRef)", Ordered, func() {
 	It("is Stalled without cert-manager's CRDs and serves on; once they are installed the Certificate names the hosts and issuer, Ready waits for cert-manager to issue it, a failed attempt is Degraded, and it goes with the field", func() {
+		// Another story of this process may have installed the CRD: the story starts without it
+		// (the operator then may have found it before, and must see it gone).
+		crd, err := testutil.CertificateCRD()
+		Expect(err).NotTo(HaveOccurred())
+		crds := envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true, MaxTime: crdServedWithin}
+		Expect(envtest.UninstallCRDs(cfg, crds)).To(Succeed())
+		Eventually(func() error {
+			c := &metav1.PartialObjectMetadata{}
+			c.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+			return k8s.Get(suiteCtx, key("", "certificates.cert-manager.io"), c)
+		}).Should(Satisfy(apierrors.IsNotFound))
+
 		ns := newNamespace()
 		app := createMyApp(ns, "shop", func(a *examplev1.MyApp) {
-			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"shop.example.com", "*.shop.example.com"},
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"secure.certificates.test", "*.secure.certificates.test"},
 				TLS: &examplev1.ExposeTLS{SecretName: "shop-tls", IssuerRef: &examplev1.IssuerReference{Name: "letsencrypt", Kind: "ClusterIssuer"}}}
 		})
 		rollOut(ns, "shop")
@@ -49,20 +62,18 @@ var _ = Describe("Certificates for exposed hosts (spec.expose.tls.issuerRef)", O
 			g.Expect(stalled.Message).To(ContainSubstring("spec.expose.tls.issuerRef"))
 		}).Should(Succeed())
 		Expect(getIngress(ns, "shop")(Default).Spec.TLS).To(ConsistOf(networkingv1.IngressTLS{
-			Hosts: []string{"shop.example.com", "*.shop.example.com"}, SecretName: "shop-tls"}), "the Ingress serves without the certificate")
+			Hosts: []string{"secure.certificates.test", "*.secure.certificates.test"}, SecretName: "shop-tls"}), "the Ingress serves without the certificate")
 
 		By("installing the Certificate CRD of the cert-manager release whose types the operator builds on")
-		crd, err := testutil.CertificateCRD()
-		Expect(err).NotTo(HaveOccurred())
-		_, err = envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crd}, ErrorIfPathMissing: true, MaxTime: crdServedWithin})
+		_, err = envtest.InstallCRDs(cfg, crds)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
 			c := getCertificate(ns, "shop")(g)
 			g.Expect(metav1.IsControlledBy(c, getMyApp(ns, "shop")(g))).To(BeTrue())
-			g.Expect(c.Spec.DNSNames).To(Equal([]string{"shop.example.com", "*.shop.example.com"}))
+			g.Expect(c.Spec.DNSNames).To(Equal([]string{"secure.certificates.test", "*.secure.certificates.test"}))
 			g.Expect(c.Spec.SecretName).To(Equal("shop-tls"))
 			g.Expect(c.Spec.IssuerRef).To(Equal(cmmetav1.IssuerReference{Name: "letsencrypt", Kind: "ClusterIssuer", Group: "cert-manager.io"}))
-		}).WithTimeout(2*optionalAPILookInterval + 20*time.Second).Should(Succeed())
+		}).WithTimeout(2 * certificateRetry).Should(Succeed())
 
 		By("cert-manager at work: Ready waits for the certificate")
 		reportCertificate(ns, "shop",
@@ -107,8 +118,10 @@ var _ = Describe("Certificates for exposed hosts (spec.expose.tls.issuerRef)", O
 			Should(BeEmpty())
 
 		By("a new host: the Certificate follows, and Ready waits for cert-manager to read the new spec")
-		updateMyApp(app, func(a *examplev1.MyApp) { a.Spec.Expose.Hosts = append(a.Spec.Expose.Hosts, "shop.example.org") })
-		Eventually(func(g Gomega) []string { return getCertificate(ns, "shop")(g).Spec.DNSNames }).Should(ContainElement("shop.example.org"))
+		updateMyApp(app, func(a *examplev1.MyApp) {
+			a.Spec.Expose.Hosts = append(a.Spec.Expose.Hosts, "secure.certificates.example")
+		})
+		Eventually(func(g Gomega) []string { return getCertificate(ns, "shop")(g).Spec.DNSNames }).Should(ContainElement("secure.certificates.example"))
 		Eventually(func(g Gomega) string {
 			return condition(g, getMyApp(ns, "shop")(g), examplev1.ConditionReady).Reason
 		}).Should(Equal(examplev1.ReasonCertificateNotReady))
@@ -131,7 +144,7 @@ var _ = Describe("Certificates for exposed hosts (spec.expose.tls.issuerRef)", O
 			Spec: cmv1.CertificateSpec{SecretName: "theirs", DNSNames: []string{"theirs.example.com"}, IssuerRef: cmmetav1.IssuerReference{Name: "theirs"}}}
 		Eventually(func() error { return k8s.Create(suiteCtx, mine) }).WithTimeout(2*optionalAPILookInterval + 20*time.Second).Should(Succeed())
 		createMyApp(ns, "shop", func(a *examplev1.MyApp) {
-			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"shop.example.net"},
+			a.Spec.Expose = &examplev1.Expose{Hosts: []examplev1.Hostname{"own.certificates.test"},
 				TLS: &examplev1.ExposeTLS{SecretName: "shop-tls", IssuerRef: &examplev1.IssuerReference{Name: "ca"}}}
 		})
 		Eventually(func(g Gomega) {
