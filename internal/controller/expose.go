@@ -90,37 +90,7 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 	case want.Route && !served:
 		out.add(r, app, obs, &gatewayAPIMissingError{gateway: want.Gateway})
 	case want.Route:
-		wantRoute := desired.HTTPRoute(app, want.Gateway)
-		if rec, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
-			wantRoute = canaryRoute(app, want.Gateway, rec)
-		}
-		applied, err := applyChild(ctx, r, app, &out.changes, routeKind, wantRoute, nil)
-		if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
-			err = &gatewayAPIMissingError{gateway: want.Gateway}
-		}
-		out.add(r, app, obs, err)
-		if err != nil || !applied.current {
-			break
-		}
-		route := applied.obj
-		obs.URL = desired.URL(app)
-		by, err := r.gateway.controllerOf(ctx, want.Gateway, now)
-		if err != nil {
-			// An optional read: decide without it, as where it is not granted, and look again.
-			log.FromContext(ctx).Error(err, "Could not tell which controller speaks for the Gateway; counting every controller's entry")
-			out.retryWithin(clusterReadRetry)
-		}
-		f, recheck := status.RouteProblem(route, want.Gateway, by, appliedAt(route), now)
-		out.retryWithin(recheck)
-		switch {
-		case f == nil:
-			routed = true
-			keepIngressUntil = status.RouteAcceptedAt(route, want.Gateway, by).Add(status.MoveGrace)
-		case f.Terminal:
-			obs.Failures = append(obs.Failures, *f)
-		default:
-			obs.Unreachable = f
-		}
+		routed, keepIngressUntil = r.reconcileRoute(ctx, app, want.Gateway, obs, out, now)
 	}
 
 	var ingress *networkingv1.Ingress
@@ -164,6 +134,44 @@ func (r *MyAppReconciler) reconcileExposure(ctx context.Context, app *examplev1.
 		// route, if any, stays.
 		out.add(r, app, obs, r.retireRoute(ctx, app, out, ingress, now))
 	}
+}
+
+// reconcileRoute applies the MyApp's HTTPRoute to the Gateway gw (weighted to the canary's
+// Service while a canary splits traffic) and judges it: routed when the Gateway's controller
+// accepted it, and then the time until which an Ingress the MyApp moved from still serves
+// (status.MoveGrace after the acceptance).
+func (r *MyAppReconciler) reconcileRoute(ctx context.Context, app *examplev1.MyApp, gw examplev1.GatewayReference, obs *status.Observed, out *outcome, now time.Time) (routed bool, keepIngressUntil time.Time) {
+	wantRoute := desired.HTTPRoute(app, gw)
+	if rec, split := r.reconcileCanaryServices(ctx, app, obs, out); split {
+		wantRoute = canaryRoute(app, gw, rec)
+	}
+	applied, err := applyChild(ctx, r, app, &out.changes, routeKind, wantRoute, nil)
+	if mayBeUnserved(err) && !r.gateway.stillServed(ctx) {
+		err = &gatewayAPIMissingError{gateway: gw}
+	}
+	out.add(r, app, obs, err)
+	if err != nil || !applied.current {
+		return false, time.Time{}
+	}
+	route := applied.obj
+	obs.URL = desired.URL(app)
+	by, err := r.gateway.controllerOf(ctx, gw, now)
+	if err != nil {
+		// An optional read: decide without it, as where it is not granted, and look again.
+		log.FromContext(ctx).Error(err, "Could not tell which controller speaks for the Gateway; counting every controller's entry")
+		out.retryWithin(clusterReadRetry)
+	}
+	f, recheck := status.RouteProblem(route, gw, by, appliedAt(route), now)
+	out.retryWithin(recheck)
+	switch {
+	case f == nil:
+		return true, status.RouteAcceptedAt(route, gw, by).Add(status.MoveGrace)
+	case f.Terminal:
+		obs.Failures = append(obs.Failures, *f)
+	default:
+		obs.Unreachable = f
+	}
+	return false, time.Time{}
 }
 
 // retireRoute deletes the HTTPRoute of a MyApp that no longer asks for one. A route that
