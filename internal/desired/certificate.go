@@ -1,6 +1,8 @@
 package desired
 
 import (
+	"cmp"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmv1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	cmmetav1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/meta/v1"
@@ -46,17 +48,7 @@ func Certificate(app *examplev1.MyApp) *cmv1ac.CertificateApplyConfiguration {
 }
 
 // IssuerKind is the issuer's kind, DefaultIssuerKind unless the reference names one.
-func IssuerKind(ref *examplev1.IssuerReference) string {
-	if ref.Kind == "" {
-		return DefaultIssuerKind
-	}
-	return ref.Kind
-}
+func IssuerKind(ref *examplev1.IssuerReference) string { return cmp.Or(ref.Kind, DefaultIssuerKind) }
 
 // IssuerGroup is the issuer's API group, DefaultIssuerGroup unless the reference names one.
-func IssuerGroup(ref *examplev1.IssuerReference) string {
-	if ref.Group == "" {
-		return DefaultIssuerGroup
-	}
-	return ref.Group
-}
+func IssuerGroup(ref *examplev1.IssuerReference) string { return cmp.Or(ref.Group, DefaultIssuerGroup) }

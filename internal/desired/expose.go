@@ -1,6 +1,7 @@
 package desired
 
 import (
+	"cmp"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -66,12 +67,7 @@ func ExposureOf(app *examplev1.MyApp, defaults ExposeDefaults) Exposure {
 }
 
 // ExposedPath is the path prefix the MyApp is reached under.
-func ExposedPath(e *examplev1.Expose) string {
-	if e.Path == "" {
-		return DefaultExposePath
-	}
-	return e.Path
-}
+func ExposedPath(e *examplev1.Expose) string { return cmp.Or(e.Path, DefaultExposePath) }
 
 // URL is where the app exposed by spec.expose is reached: the scheme, the first host that is
 // not a wildcard and the path; "" when the MyApp is not exposed or names only wildcards.

@@ -1,6 +1,8 @@
 package desired
 
 import (
+	"cmp"
+
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	monitoringv1ac "github.com/prometheus-operator/prometheus-operator/pkg/client/applyconfiguration/monitoring/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -33,17 +35,7 @@ func PodMonitor(app *examplev1.MyApp) *monitoringv1ac.PodMonitorApplyConfigurati
 
 // MetricsPortName is the container port spec.metrics names: http, the MyApp's port, unless it
 // names another.
-func MetricsPortName(m *examplev1.AppMetrics) string {
-	if m.PortName == "" {
-		return PortName
-	}
-	return m.PortName
-}
+func MetricsPortName(m *examplev1.AppMetrics) string { return cmp.Or(m.PortName, PortName) }
 
 // MetricsPath is the path of spec.metrics, DefaultMetricsPath unless it names one.
-func MetricsPath(m *examplev1.AppMetrics) string {
-	if m.Path == "" {
-		return DefaultMetricsPath
-	}
-	return m.Path
-}
+func MetricsPath(m *examplev1.AppMetrics) string { return cmp.Or(m.Path, DefaultMetricsPath) }
