@@ -5,15 +5,7 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmv1ac "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/client-go/discovery"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -79,22 +71,15 @@ func (e *certManagerMissingError) Error() string {
 
 // setupCertificates gives the reconciler its reads of Certificates, from the cache of the
 // optional kinds, and the watch that starts once the cluster serves them.
-func (r *MyAppReconciler) setupCertificates(mgr ctrl.Manager, c interface{ Watch(source.Source) error }, optional cache.Cache,
-	disco discovery.DiscoveryInterface, everyMyApp chan event.GenericEvent) error {
-	r.certificateCache = boundedReader{Reader: optional, what: "Certificates", wait: cacheSyncWait}
-	r.certificates = &optionalAPI{kind: cmv1.SchemeGroupVersion.WithKind(kindCertificate), what: "cert-manager's Certificates",
-		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
-			return c.Watch(source.Kind[client.Object](optional, &cmv1.Certificate{},
-				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
-				childChanged(certificateStatusChanged)))
-		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
-	return mgr.Add(manager.RunnableFunc(r.certificates.probe))
+func (r *MyAppReconciler) setupCertificates(optional optionalKinds) (err error) {
+	r.certificateCache = boundedReader{Reader: optional.cache, what: "Certificates", wait: cacheSyncWait}
+	r.certificates, err = optional.api(cmv1.SchemeGroupVersion.WithKind(kindCertificate), "cert-manager's Certificates",
+		&cmv1.Certificate{}, certificateStatusChanged)
+	return err
 }
 
 // certificateStatusChanged picks the Certificate's conditions, where cert-manager says
 // whether it issued the certificate.
-func certificateStatusChanged(old, new client.Object) bool {
-	o, ok1 := old.(*cmv1.Certificate)
-	n, ok2 := new.(*cmv1.Certificate)
-	return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Conditions, n.Status.Conditions)
-}
+var certificateStatusChanged = statusPartChanged(func(c *cmv1.Certificate) []cmv1.CertificateCondition {
+	return c.Status.Conditions
+})

@@ -8,12 +8,10 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"k8s.io/client-go/discovery"
@@ -23,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
@@ -317,31 +314,26 @@ func (r *MyAppReconciler) setupRoutes(mgr ctrl.Manager, c interface{ Watch(sourc
 	if err := c.Watch(source.Channel(everyMyApp, &handler.EnqueueRequestForObject{})); err != nil {
 		return err
 	}
-	r.gateway = &gatewayAPI{optionalAPI: &optionalAPI{kind: schema.GroupVersionKind{Group: gatewayv1.GroupName, Version: gatewayv1.GroupVersion.Version, Kind: kindRoute}, what: "the Gateway API",
-		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
-			return c.Watch(source.Kind[client.Object](routes, &gatewayv1.HTTPRoute{},
-				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
-				childChanged(routeStatusChanged)))
-		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}}
+	optional := optionalKinds{mgr: mgr, controller: c, cache: routes, discovery: disco, everyMyApp: everyMyApp}
+	api, err := optional.api(gatewayv1.SchemeGroupVersion.WithKind(kindRoute), "the Gateway API", &gatewayv1.HTTPRoute{}, routeStatusChanged)
+	if err != nil {
+		return err
+	}
+	r.gateway = &gatewayAPI{optionalAPI: api}
 	if err := r.setupClusterReads(mgr, c); err != nil {
 		return err
 	}
-	if err := r.setupPodMonitors(mgr, c, routes, disco, everyMyApp); err != nil {
+	if err := r.setupPodMonitors(optional); err != nil {
 		return err
 	}
-	if err := r.setupCertificates(mgr, c, routes, disco, everyMyApp); err != nil {
-		return err
-	}
-	return mgr.Add(manager.RunnableFunc(r.gateway.probe))
+	return r.setupCertificates(optional)
 }
 
 // routeStatusChanged picks the route's parent statuses, where the Gateway says whether it
 // accepts the route.
-func routeStatusChanged(old, new client.Object) bool {
-	o, ok1 := old.(*gatewayv1.HTTPRoute)
-	n, ok2 := new.(*gatewayv1.HTTPRoute)
-	return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Parents, n.Status.Parents)
-}
+var routeStatusChanged = statusPartChanged(func(r *gatewayv1.HTTPRoute) []gatewayv1.RouteParentStatus {
+	return r.Status.Parents
+})
 
 // ParseGateway reads the manager's --expose-gateway flag: namespace/name, or
 // namespace/name/listener; "" is none.

@@ -13,9 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/status"
@@ -158,6 +163,34 @@ func (o *optionalAPI) probe(ctx context.Context) error {
 		}
 		delay = min(2*delay, optionalAPILookInterval)
 	}
+}
+
+// optionalKinds is what the watches of the optional kinds are made from: the cache that
+// holds their children (only those labelled as the operator's; its own, as the manager's
+// cannot be configured for a kind the cluster may not serve), the controller that watches
+// them, and the channel through which a first find reconciles every MyApp.
+type optionalKinds struct {
+	mgr        ctrl.Manager
+	controller interface{ Watch(source.Source) error }
+	cache      cache.Cache
+	discovery  discovery.DiscoveryInterface
+	everyMyApp chan<- event.GenericEvent
+}
+
+// api makes the optionalAPI of kind (what names it in logs and messages) and adds its probe
+// to the manager. Its watch, started by the first look that finds kind served, enqueues the
+// controlling MyApp of each child of obj's type on the updates childChanged(statusChanged)
+// passes.
+func (k optionalKinds) api(kind schema.GroupVersionKind, what string, obj client.Object,
+	statusChanged func(old, new client.Object) bool) (*optionalAPI, error) {
+	api := &optionalAPI{kind: kind, what: what, mapper: k.mgr.GetRESTMapper(), discovery: k.discovery,
+		watch: func() error {
+			return k.controller.Watch(source.Kind[client.Object](k.cache, obj,
+				handler.EnqueueRequestForOwner(k.mgr.GetScheme(), k.mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
+				childChanged(statusChanged)))
+		},
+		found: func(ctx context.Context) { enqueueEveryMyApp(ctx, k.mgr.GetClient(), k.everyMyApp) }}
+	return api, k.mgr.Add(manager.RunnableFunc(api.probe))
 }
 
 // enqueueEveryMyApp sends every MyApp of the cache to the controller's queue through events.

@@ -7,14 +7,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	monitoringv1ac "github.com/prometheus-operator/prometheus-operator/pkg/client/applyconfiguration/monitoring/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	"k8s.io/client-go/discovery"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 	"github.com/example/myapp-operator/internal/desired"
@@ -116,15 +109,11 @@ func extractPodMonitor(pm *monitoringv1.PodMonitor, owner string) (*monitoringv1
 }
 
 // setupPodMonitors gives the reconciler its reads of PodMonitors, from the cache of the
-// optional kinds, and the watch that starts once the cluster serves them.
-func (r *MyAppReconciler) setupPodMonitors(mgr ctrl.Manager, c interface{ Watch(source.Source) error }, optional cache.Cache,
-	disco discovery.DiscoveryInterface, everyMyApp chan event.GenericEvent) error {
-	r.podMonitorCache = boundedReader{Reader: optional, what: "PodMonitors", wait: cacheSyncWait}
-	r.podMonitors = &optionalAPI{kind: monitoringv1.SchemeGroupVersion.WithKind(kindPodMonitor), what: "the Prometheus Operator's PodMonitors",
-		mapper: mgr.GetRESTMapper(), discovery: disco, watch: func() error {
-			return c.Watch(source.Kind[client.Object](optional, &monitoringv1.PodMonitor{},
-				handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &examplev1.MyApp{}, handler.OnlyControllerOwner()),
-				childChanged(nil)))
-		}, found: func(ctx context.Context) { enqueueEveryMyApp(ctx, mgr.GetClient(), everyMyApp) }}
-	return mgr.Add(manager.RunnableFunc(r.podMonitors.probe))
+// optional kinds, and the watch that starts once the cluster serves them. The operator reads
+// nothing of a PodMonitor's status.
+func (r *MyAppReconciler) setupPodMonitors(optional optionalKinds) (err error) {
+	r.podMonitorCache = boundedReader{Reader: optional.cache, what: "PodMonitors", wait: cacheSyncWait}
+	r.podMonitors, err = optional.api(monitoringv1.SchemeGroupVersion.WithKind(kindPodMonitor), "the Prometheus Operator's PodMonitors",
+		&monitoringv1.PodMonitor{}, nil)
+	return err
 }

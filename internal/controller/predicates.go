@@ -52,6 +52,17 @@ func childChanged(statusChanged func(old, new client.Object) bool) predicate.Fun
 	}
 }
 
+// statusPartChanged makes a statusChanged for children of type T from pick, the part of a
+// T's status that its MyApp reads: an update passes when that part differs (or either
+// object is not a T).
+func statusPartChanged[T client.Object, P any](pick func(T) P) func(old, new client.Object) bool {
+	return func(old, new client.Object) bool {
+		o, ok1 := old.(T)
+		n, ok2 := new.(T)
+		return !ok1 || !ok2 || !equality.Semantic.DeepEqual(pick(o), pick(n))
+	}
+}
+
 // deploymentStatusChanged picks the Deployment status fields the MyApp's status reads.
 func deploymentStatusChanged(old, new client.Object) bool {
 	o, ok1 := old.(*appsv1.Deployment)

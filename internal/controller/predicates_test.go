@@ -3,8 +3,12 @@ package controller
 import (
 	"testing"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	examplev1 "github.com/example/myapp-operator/api/v1"
 )
@@ -40,6 +44,41 @@ func TestMyAppChanged(t *testing.T) {
 			newApp := base()
 			tc.change(newApp)
 			if got := myAppChanged.Update(event.UpdateEvent{ObjectOld: base(), ObjectNew: newApp}); got != tc.want {
+				t.Errorf("passed %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStatusPartChanged: a child's status update passes the filter only when the part its
+// MyApp reads changes; an object of another type always passes.
+func TestStatusPartChanged(t *testing.T) {
+	route := func(accepted metav1.ConditionStatus, observedAt string) *gatewayv1.HTTPRoute {
+		return &gatewayv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: observedAt},
+			Status: gatewayv1.HTTPRouteStatus{RouteStatus: gatewayv1.RouteStatus{Parents: []gatewayv1.RouteParentStatus{{
+				ParentRef: gatewayv1.ParentReference{Name: "edge"}, ControllerName: "example.com/gateway",
+				Conditions: []metav1.Condition{{Type: "Accepted", Status: accepted, Reason: "Accepted"}}}}}}}
+	}
+	cert := func(ready cmmeta.ConditionStatus, observedAt string) *cmv1.Certificate {
+		return &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: "web", ResourceVersion: observedAt},
+			Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: ready}}}}
+	}
+	withRenewal := cert(cmmeta.ConditionTrue, "3")
+	withRenewal.Status.RenewalTime = &metav1.Time{}
+	cases := map[string]struct {
+		changed  func(old, new client.Object) bool
+		old, new client.Object
+		want     bool
+	}{
+		"a route the Gateway now accepts":          {changed: routeStatusChanged, old: route(metav1.ConditionFalse, "1"), new: route(metav1.ConditionTrue, "2"), want: true},
+		"a route whose parents say the same":       {changed: routeStatusChanged, old: route(metav1.ConditionTrue, "1"), new: route(metav1.ConditionTrue, "2")},
+		"a certificate now issued":                 {changed: certificateStatusChanged, old: cert(cmmeta.ConditionFalse, "1"), new: cert(cmmeta.ConditionTrue, "2"), want: true},
+		"a certificate whose conditions are alike": {changed: certificateStatusChanged, old: cert(cmmeta.ConditionTrue, "1"), new: withRenewal},
+		"an object of another type":                {changed: certificateStatusChanged, old: route(metav1.ConditionTrue, "1"), new: route(metav1.ConditionTrue, "2"), want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.changed(tc.old, tc.new); got != tc.want {
 				t.Errorf("passed %v, want %v", got, tc.want)
 			}
 		})
